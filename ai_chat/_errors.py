@@ -1,0 +1,165 @@
+"""The exceptions ai_chat raises.
+
+Every error derives from :class:`AIChatError`; none is more than two levels deep::
+
+    AIChatError
+    ├── ConfigurationError     an argument is out of its documented range (also a
+    │                          ValueError)
+    ├── ValidationError        input is not valid JSON or has the wrong shape (raised
+    │                          before any adapter starts; also a ValueError)
+    ├── LimitExceededError     a configured limit was hit (depth, value count, size,
+    │                          total response size)
+    ├── ProtocolError          an adapter broke the event protocol (bad event, out of
+    │                          order, missing finish, events after finish)
+    ├── AdapterError           an adapter raised something that is not an AIChatError;
+    │                          the original is ``__cause__``
+    ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
+    │                          cancelled read) and then read from it again
+    └── StreamBusyError        two tasks read the same stream at once
+
+"You closed it" (:class:`StreamClosedError`) and "it broke" (:class:`ProtocolError`,
+:class:`AdapterError`) are different exceptions. Cancellation is never wrapped in any of
+them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AIChatError",
+    "AdapterError",
+    "ConfigurationError",
+    "LimitExceededError",
+    "ProtocolError",
+    "StreamBusyError",
+    "StreamClosedError",
+    "ValidationError",
+]
+
+
+class AIChatError(Exception):
+    """The base of every error raised by ai_chat."""
+
+
+class ConfigurationError(AIChatError, ValueError):
+    """An argument given to ai_chat is outside its documented range.
+
+    Attributes:
+        parameter: the argument's name.
+        value: the value given.
+        expected: the allowed values, in words.
+    """
+
+    def __init__(self, parameter: str, value: object, expected: str) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.expected = expected
+        super().__init__(f"{parameter} must be {expected}, got {value!r}")
+
+
+class ValidationError(AIChatError, ValueError):
+    """A value is not valid JSON, or has the wrong shape for a message, part or request.
+
+    Attributes:
+        path: where, as a JSON path such as ``$[3].parts[0].input.items[2]``.
+        reason: what is wrong, in words.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class LimitExceededError(AIChatError):
+    """A limit was exceeded; nothing was truncated.
+
+    Attributes:
+        path: the JSON path where the walk stopped (``$`` for whole-stream limits).
+        limit: the name of the limit (``max_depth``, ``max_values``, ``max_chars``,
+            ``max_response_chars``).
+        limit_value: the configured value of that limit.
+        observed: what was seen when the walk stopped: a lower bound of the real amount,
+            since the walk stops at the first violation.
+    """
+
+    def __init__(self, path: str, limit: str, limit_value: int, observed: int) -> None:
+        self.path = path
+        self.limit = limit
+        self.limit_value = limit_value
+        self.observed = observed
+        super().__init__(
+            f"{path}: {limit}={limit_value} exceeded (reached {observed}); "
+            f"send less, or raise {limit} if the input is legitimate"
+        )
+
+
+class ProtocolError(AIChatError):
+    """An adapter broke the event protocol.
+
+    Attributes:
+        reason: what is wrong, in words.
+        event_index: the 0-based index of the offending event in the adapter's output,
+            or ``None`` when the problem is the end of the stream.
+        event_type: the ``type`` of the offending event, when it has one.
+        path: a JSON path inside the event (``$`` is the event itself), or ``None``.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        event_index: int | None = None,
+        event_type: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.event_index = event_index
+        self.event_type = event_type
+        self.path = path
+        where: list[str] = []
+        if event_index is not None:
+            where.append(f"event #{event_index}")
+        if event_type is not None:
+            where.append(f"({event_type})")
+        if path is not None and path != "$":
+            where.append(f"at {path}")
+        prefix = " ".join(where)
+        super().__init__(f"{prefix}: {reason}" if prefix else reason)
+
+
+class AdapterError(AIChatError):
+    """The adapter raised an exception that is not an :class:`AIChatError`.
+
+    The original exception is ``__cause__``. Errors that already derive from
+    :class:`AIChatError` (a provider adapter's typed errors, for example) reach the
+    consumer unwrapped.
+
+    Attributes:
+        adapter: the adapter's class name.
+    """
+
+    def __init__(self, adapter: str, message: str) -> None:
+        self.adapter = adapter
+        super().__init__(f"adapter {adapter} failed: {message}")
+
+
+class StreamClosedError(AIChatError):
+    """The stream was stopped by its consumer and cannot be read any more.
+
+    Raised by a read after ``aclose()``, after ``abort(reason)`` (also by a read that was
+    pending when ``abort`` was called from another task) and after a cancelled read.
+
+    Attributes:
+        reason: why the stream was stopped.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the chat stream was stopped: {reason}")
+
+
+class StreamBusyError(AIChatError):
+    """Two tasks tried to read the same stream at the same time."""
+
+    def __init__(self) -> None:
+        super().__init__("another task is already reading this chat stream")

@@ -1,0 +1,154 @@
+"""Message normalization: the chat history crosses the JSON boundary as one value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from ._errors import ValidationError
+from ._shape import (
+    Shape,
+    any_json,
+    boolean,
+    check_shape,
+    describe,
+    json_object,
+    non_empty_str,
+    provider_metadata,
+    string,
+)
+from ._types import Message
+from .limits import FrozenDict, JSONLimits, freeze_json
+from .limits._walk import format_path
+
+__all__ = ["normalize_messages"]
+
+_DEFAULT_LIMITS = JSONLimits()
+
+_MESSAGE = Shape(
+    required={"id": non_empty_str, "role": any_json, "parts": any_json},
+    optional={"metadata": json_object},
+)
+
+_PART_SHAPES: dict[str, Shape] = {
+    "text": Shape({"text": string}, {"providerMetadata": provider_metadata}),
+    "reasoning": Shape({"text": string}, {"providerMetadata": provider_metadata}),
+    "file": Shape(
+        {"mediaType": non_empty_str, "url": non_empty_str},
+        {"filename": string, "providerMetadata": provider_metadata},
+    ),
+    "tool-call": Shape(
+        {"toolCallId": non_empty_str, "toolName": non_empty_str, "input": any_json},
+        {"providerMetadata": provider_metadata},
+    ),
+    "tool-result": Shape(
+        {"toolCallId": non_empty_str, "toolName": non_empty_str, "output": any_json},
+        {"isError": boolean, "providerMetadata": provider_metadata},
+    ),
+}
+_DATA_PART = Shape({"data": any_json}, {"id": string, "providerMetadata": provider_metadata})
+
+_ALLOWED_PARTS: dict[str, frozenset[str]] = {
+    "system": frozenset({"text"}),
+    "user": frozenset({"text", "file", "data"}),
+    "assistant": frozenset({"text", "reasoning", "file", "tool-call", "data"}),
+    "tool": frozenset({"tool-result"}),
+}
+_ROLES = '"system", "user", "assistant" or "tool"'
+
+
+def normalize_messages(
+    messages: Sequence[object], *, limits: JSONLimits = _DEFAULT_LIMITS
+) -> tuple[Message, ...]:
+    """Validate a chat history and return it as a new tuple of deep-frozen messages.
+
+    ``messages`` is a list or tuple of message objects: parsed JSON, or messages this
+    function already returned. The whole history is held to ``limits`` as one JSON value.
+    Order is kept; nothing is invented, trimmed, paired or executed; unknown properties
+    on messages and parts are kept.
+
+    A message is ``{id, role, parts, metadata?}`` with a non-empty ``id``, a ``role`` of
+    ``system``, ``user``, ``assistant`` or ``tool``, and ``parts`` as described in
+    :class:`~ai_chat.Message`. File URLs and media types are checked only as non-empty
+    strings: whether a URL is safe to fetch is the application's policy.
+
+    Raises:
+        ValidationError: not JSON, or a missing field, a wrong type, an empty id, an
+            unknown part type or a part the role may not hold; ``path`` names it, such as
+            ``$[3].parts[0].toolCallId``.
+        LimitExceededError: the history exceeds ``limits``.
+    """
+    return _normalize(messages, limits, "$")
+
+
+def _normalize(messages: object, limits: JSONLimits, root: str) -> tuple[Message, ...]:
+    kind = type(messages)
+    if kind is not list and kind is not tuple:
+        raise ValidationError(root, f"expected an array of messages, got {describe(messages)}")
+    frozen = cast("tuple[object, ...]", freeze_json(messages, limits, root=root))
+    for index, message in enumerate(frozen):
+        _check_message(message, [index], root)
+    return cast("tuple[Message, ...]", frozen)
+
+
+def _check_message(message: object, path: list[str | int], root: str) -> None:
+    if type(message) is not FrozenDict:
+        raise ValidationError(
+            format_path(path, root), f"expected a message object, got {describe(message)}"
+        )
+    fields = cast("FrozenDict[str, object]", message)
+    check_shape(fields, _MESSAGE, path, root)
+    role = fields["role"]
+    allowed = _ALLOWED_PARTS.get(role) if type(role) is str else None
+    if allowed is None:
+        raise ValidationError(
+            format_path([*path, "role"], root), f"expected {_ROLES}, got {describe(role)}"
+        )
+    parts = fields["parts"]
+    if type(parts) is not tuple:
+        raise ValidationError(
+            format_path([*path, "parts"], root),
+            f"expected an array of parts, got {describe(parts)}",
+        )
+    if not parts and role != "assistant":
+        raise ValidationError(
+            format_path([*path, "parts"], root), f"a {role} message needs at least one part"
+        )
+    for index, part in enumerate(cast("tuple[object, ...]", parts)):
+        _check_part(part, cast(str, role), allowed, [*path, "parts", index], root)
+
+
+def _check_part(
+    part: object, role: str, allowed: frozenset[str], path: list[str | int], root: str
+) -> None:
+    if type(part) is not FrozenDict:
+        raise ValidationError(
+            format_path(path, root), f"expected a part object, got {describe(part)}"
+        )
+    fields = cast("FrozenDict[str, object]", part)
+    kind = fields.get("type")
+    if type(kind) is not str:
+        reason = (
+            'missing required field "type"'
+            if kind is None and "type" not in fields
+            else (f"expected a part type string, got {describe(kind)}")
+        )
+        raise ValidationError(
+            format_path([*path, "type"] if "type" in fields else path, root), reason
+        )
+    if kind.startswith("data-") and len(kind) > 5:
+        family, shape = "data", _DATA_PART
+    else:
+        family, found = kind, _PART_SHAPES.get(kind)
+        if found is None:
+            raise ValidationError(
+                format_path([*path, "type"], root),
+                f'unknown part type "{kind}" (expected text, reasoning, file, tool-call, '
+                "tool-result or data-<name>)",
+            )
+        shape = found
+    if family not in allowed:
+        raise ValidationError(
+            format_path([*path, "type"], root), f'a {role} message cannot hold a "{kind}" part'
+        )
+    check_shape(fields, shape, path, root)

@@ -1,0 +1,487 @@
+"""The send lifecycle: a lazy, validated, cancellable stream of one chat answer."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import math
+from collections import deque
+from types import TracebackType
+from typing import Any, Final, cast
+
+import anyio
+
+from ._adapter import AbortSignal, AIChatAdapter
+from ._errors import (
+    AdapterError,
+    AIChatError,
+    ConfigurationError,
+    ProtocolError,
+    StreamBusyError,
+    StreamClosedError,
+)
+from ._events import EventChecker
+from ._request import snapshot_request
+from ._spawn import spawn_detached
+from ._types import ChatEvent, ChatRequest
+from .limits import JSONLimits
+
+__all__ = ["ChatStream", "create_chat_stream", "stream_chat"]
+
+logger = logging.getLogger("ai_chat")
+
+_DEFAULT_LIMITS = JSONLimits()
+DEFAULT_MAX_RESPONSE_CHARS: Final = 1_000_000
+MAX_RESPONSE_CHARS_CAP: Final = 10_000_000
+DEFAULT_CLOSE_TIMEOUT: Final = 0.5
+MAX_CLOSE_TIMEOUT: Final = 60.0
+# Events the adapter may run ahead of its consumer. Handing events over in small batches
+# instead of one task switch per event is what keeps the per-event cost near json.dumps.
+READ_AHEAD: Final = 32
+
+
+class _End:
+    """The adapter finished cleanly after its finish event."""
+
+
+_END: Final = _End()
+
+
+class _Pipe:
+    """What the consumer and the adapter's task share; it never refers to the ChatStream,
+    so an abandoned stream can be garbage-collected and stop its adapter."""
+
+    __slots__ = (
+        "abandoned",
+        "buffer",
+        "data_ready",
+        "done",
+        "outcome",
+        "scope",
+        "signal",
+        "space_ready",
+        "stop_reason",
+        "stopped_at",
+    )
+
+    def __init__(self) -> None:
+        self.buffer: deque[ChatEvent] = deque()
+        self.data_ready: anyio.Event | None = None
+        self.space_ready: anyio.Event | None = None
+        # _END, or the exception the consumer gets after the buffered events.
+        self.outcome: _End | BaseException | None = None
+        self.stop_reason: str | None = None
+        self.stopped_at = 0.0
+        self.abandoned = False
+        self.signal = AbortSignal()
+        self.scope = anyio.CancelScope()
+        self.done = anyio.Event()
+
+    def wake_reader(self) -> None:
+        waiter = self.data_ready
+        if waiter is not None:
+            self.data_ready = None
+            waiter.set()
+
+    def wake_writer(self) -> None:
+        waiter = self.space_ready
+        if waiter is not None:
+            self.space_ready = None
+            waiter.set()
+
+    def stop(self, reason: str) -> None:
+        """Stop the adapter (signal, cancel, close) and wake a pending read. Idempotent."""
+        if self.stop_reason is not None:
+            return
+        self.stop_reason = reason
+        if not self.done.is_set():
+            self.stopped_at = anyio.current_time()
+            self.signal.abort(reason)
+            self.scope.cancel()
+        self.wake_reader()
+        self.wake_writer()
+
+
+class ChatStream:
+    """One chat answer as an async iterator of frozen events and an async context manager.
+
+    Create it with :func:`create_chat_stream` or :func:`stream_chat`. Nothing starts
+    until the first read; then the adapter runs in a task of its own, at most
+    ``READ_AHEAD`` events ahead of the reader, and every event is validated before it
+    is delivered. Events are delivered once: a stream cannot be replayed or resumed.
+
+    A stream ends normally only after a ``finish`` event followed by the end of the
+    adapter's iterator. Otherwise a read raises: :class:`~ai_chat.ProtocolError` (a bad
+    or out-of-order event, a missing finish, events after finish),
+    :class:`~ai_chat.LimitExceededError`, :class:`~ai_chat.AdapterError` (or the
+    adapter's own :class:`~ai_chat.AIChatError`), and, after the consumer stopped the
+    stream, :class:`~ai_chat.StreamClosedError`.
+
+    Every way of stopping early (a cancelled read, :meth:`aclose`, leaving ``async with``,
+    :meth:`abort`, a validation failure, garbage collection of a running stream) aborts
+    the adapter's signal with a reason, cancels the adapter and then closes its iterator.
+    A cancelled read returns at once even if the adapter ignores cancellation;
+    :meth:`aclose` waits at most ``close_timeout`` seconds for the adapter to stop and
+    otherwise leaves it to finish in the background (logged on the ``ai_chat`` logger).
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_adapter",
+        "_close_timeout",
+        "_early_stop",
+        "_limits",
+        "_max_response_chars",
+        "_pipe",
+        "_raw_request",
+        "_reading",
+        "_request",
+    )
+
+    def __init__(
+        self,
+        adapter: AIChatAdapter,
+        request: object,
+        *,
+        limits: JSONLimits = _DEFAULT_LIMITS,
+        max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
+        close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
+        lazy: bool = False,
+    ) -> None:
+        if not callable(getattr(adapter, "stream", None)):
+            raise ConfigurationError(
+                "adapter",
+                adapter,
+                "an AIChatAdapter (an object with a stream(request, signal) method)",
+            )
+        if (
+            type(max_response_chars) is not int
+            or not 1 <= max_response_chars <= MAX_RESPONSE_CHARS_CAP
+        ):
+            raise ConfigurationError(
+                "max_response_chars",
+                max_response_chars,
+                f"an int from 1 to {MAX_RESPONSE_CHARS_CAP:,}",
+            )
+        if (
+            type(close_timeout) not in (int, float)
+            or not math.isfinite(close_timeout)
+            or not 0 < close_timeout <= MAX_CLOSE_TIMEOUT
+        ):
+            raise ConfigurationError(
+                "close_timeout",
+                close_timeout,
+                f"a number of seconds above 0 and at most {MAX_CLOSE_TIMEOUT:g}",
+            )
+        self._adapter = adapter
+        self._limits = limits
+        self._max_response_chars = max_response_chars
+        self._close_timeout = float(close_timeout)
+        self._pipe: _Pipe | None = None
+        self._early_stop: str | None = None
+        self._reading = False
+        self._request: ChatRequest | None = None
+        self._raw_request: object = request
+        if not lazy:
+            self._snapshot()
+
+    def _snapshot(self) -> ChatRequest:
+        if self._request is None:
+            self._request = snapshot_request(self._raw_request, self._limits)
+            self._raw_request = None
+        return self._request
+
+    @property
+    def request(self) -> ChatRequest:
+        """The frozen request snapshot the adapter receives."""
+        return self._snapshot()
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The adapter's abort signal, once the stream has started."""
+        return None if self._pipe is None else self._pipe.signal
+
+    # --- reading --------------------------------------------------------------------
+
+    def __aiter__(self) -> ChatStream:
+        self._snapshot()
+        return self
+
+    async def __anext__(self) -> ChatEvent:
+        pipe = self._pipe
+        if pipe is None:
+            pipe = self._start()
+        buffer = pipe.buffer
+        if buffer and pipe.stop_reason is None:
+            event = buffer.popleft()
+            if pipe.space_ready is not None:
+                pipe.wake_writer()
+            return event
+        if self._reading:
+            raise StreamBusyError()
+        self._reading = True
+        try:
+            while not buffer or pipe.stop_reason is not None:
+                if pipe.stop_reason is not None:
+                    raise StreamClosedError(pipe.stop_reason)
+                outcome = pipe.outcome
+                if outcome is not None:
+                    pipe.outcome = _END
+                    if outcome is _END:
+                        raise StopAsyncIteration
+                    raise cast(BaseException, outcome)
+                waiter = pipe.data_ready = anyio.Event()
+                try:
+                    await waiter.wait()
+                except anyio.get_cancelled_exc_class():
+                    pipe.stop("the consumer's read was cancelled")
+                    raise
+        finally:
+            self._reading = False
+        event = buffer.popleft()
+        pipe.wake_writer()
+        return event
+
+    def _start(self) -> _Pipe:
+        if self._early_stop is not None:
+            raise StreamClosedError(self._early_stop)
+        request = self._snapshot()
+        pipe = self._pipe = _Pipe()
+        # The task must not refer to self, so that an abandoned stream can be collected.
+        adapter, limits, max_chars, timeout = (
+            self._adapter,
+            self._limits,
+            self._max_response_chars,
+            self._close_timeout,
+        )
+        spawn_detached(
+            lambda: _run_adapter(adapter, request, pipe, limits, max_chars, timeout),
+            name=f"ai_chat adapter {type(adapter).__name__}",
+        )
+        return pipe
+
+    # --- stopping -------------------------------------------------------------------
+
+    def abort(self, reason: str = "aborted") -> None:
+        """Stop the stream from any task of the same event loop thread.
+
+        The adapter's signal is aborted with ``reason`` and the adapter is cancelled; a
+        pending read and every later read raise :class:`~ai_chat.StreamClosedError`.
+        Call :meth:`aclose` (or leave ``async with``) to wait for the adapter to stop.
+        """
+        if self._pipe is None:
+            if self._early_stop is None:
+                self._early_stop = reason
+        else:
+            self._pipe.stop(reason)
+
+    async def aclose(self) -> None:
+        """Stop the stream and wait up to ``close_timeout`` for the adapter to stop.
+
+        Idempotent. If the adapter ignores cancellation, this returns after the timeout
+        and the adapter's leftover work finishes in the background, logged as a warning.
+        Cancelling ``aclose`` itself does not shorten the (bounded) wait.
+        """
+        if self._pipe is None:
+            self.abort("the stream was closed before it started")
+            return
+        pipe = self._pipe
+        pipe.stop("the stream was closed")
+        if pipe.done.is_set() or pipe.abandoned:
+            return
+        with anyio.move_on_after(self._close_timeout, shield=True):
+            await pipe.done.wait()
+        if not pipe.done.is_set() and not pipe.abandoned:
+            pipe.abandoned = True
+            logger.warning(
+                "adapter %s did not stop within %.3g s of being closed; its leftover work "
+                "continues in the background",
+                type(self._adapter).__name__,
+                self._close_timeout,
+            )
+
+    async def __aenter__(self) -> ChatStream:
+        self._snapshot()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __del__(self) -> None:
+        pipe = getattr(self, "_pipe", None)
+        if pipe is not None and pipe.stop_reason is None and not pipe.done.is_set():
+            # Without a running event loop there is nothing left to stop.
+            with contextlib.suppress(Exception):
+                pipe.stop("the stream was garbage-collected while the adapter was running")
+
+    def __repr__(self) -> str:
+        pipe = self._pipe
+        if pipe is None:
+            state = "not started"
+        elif pipe.stop_reason is not None:
+            state = f"stopped: {pipe.stop_reason}"
+        elif pipe.outcome is not None:
+            state = "adapter done"
+        else:
+            state = "running"
+        return f"<ChatStream {type(self._adapter).__name__} {state}>"
+
+
+async def _run_adapter(
+    adapter: AIChatAdapter,
+    request: ChatRequest,
+    pipe: _Pipe,
+    limits: JSONLimits,
+    max_response_chars: int,
+    close_timeout: float,
+) -> None:
+    """The adapter's task: read, validate and hand over events until the end or a stop."""
+    name = type(adapter).__name__
+    checker = EventChecker(limits, max_response_chars, name)
+    iterator: Any = None
+    outcome: _End | BaseException = _END
+    try:
+        with pipe.scope:
+            iterator = _open(adapter, request, pipe.signal, name)
+            anext = iterator.__anext__
+            buffer = pipe.buffer
+            while True:
+                try:
+                    raw = await anext()
+                except StopAsyncIteration:
+                    checker.check_end()
+                    break
+                if pipe.stop_reason is not None:
+                    break
+                buffer.append(checker.check(raw))
+                if pipe.data_ready is not None:
+                    pipe.wake_reader()
+                while len(buffer) >= READ_AHEAD and pipe.stop_reason is None:
+                    waiter = pipe.space_ready = anyio.Event()
+                    await waiter.wait()
+    except AIChatError as exc:
+        outcome = exc
+    except Exception as exc:
+        error = AdapterError(name, f"{type(exc).__name__}: {exc}")
+        error.__cause__ = exc
+        outcome = error
+    except anyio.get_cancelled_exc_class():
+        # Not our scope's cancellation (that one the scope absorbs): the event loop is
+        # shutting down. Stop the adapter and let the cancellation end this task.
+        outcome = StreamClosedError("the event loop is shutting down")
+        pipe.outcome = outcome
+        pipe.stop("the event loop is shutting down")
+        await _close(iterator, close_timeout, name)
+        _finished(pipe, name)
+        raise
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: for the consumer to see
+        outcome = exc
+    if outcome is not _END:
+        pipe.signal.abort(f"the stream failed: {outcome}")
+    await _close(iterator, close_timeout, name)
+    pipe.outcome = outcome
+    _finished(pipe, name)
+
+
+def _open(adapter: AIChatAdapter, request: ChatRequest, signal: AbortSignal, name: str) -> Any:
+    iterator: Any = adapter.stream(request, signal)
+    if inspect.iscoroutine(iterator):
+        iterator.close()
+        raise ProtocolError(
+            f"{name}.stream() returned a coroutine: write it as an async generator (with "
+            "yield), or return an async iterator"
+        )
+    if not callable(getattr(iterator, "__anext__", None)):
+        raise ProtocolError(
+            f"{name}.stream() returned {type(iterator).__name__}, not an async iterator"
+        )
+    return iterator
+
+
+async def _close(iterator: Any, limit: float, name: str) -> None:
+    """Request the iterator's aclose(), bounded and shielded; log what goes wrong."""
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is None:
+        return
+    with anyio.move_on_after(limit, shield=True) as scope:
+        try:
+            await aclose()
+        except Exception:
+            logger.warning("closing adapter %s raised", name, exc_info=True)
+    if scope.cancelled_caught:
+        logger.warning("adapter %s did not finish closing within %.3g s", name, limit)
+
+
+def _finished(pipe: _Pipe, name: str) -> None:
+    pipe.done.set()
+    pipe.wake_reader()
+    if pipe.stopped_at and pipe.abandoned:
+        logger.warning(
+            "adapter %s finished its leftover work %.3g s after the stream was stopped",
+            name,
+            anyio.current_time() - pipe.stopped_at,
+        )
+
+
+def create_chat_stream(
+    adapter: AIChatAdapter,
+    request: object,
+    *,
+    limits: JSONLimits = _DEFAULT_LIMITS,
+    max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
+    close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
+) -> ChatStream:
+    """Snapshot ``request`` now and return a stream that starts ``adapter`` on first read.
+
+    Args:
+        adapter: any :class:`~ai_chat.AIChatAdapter`.
+        request: ``{"messages": [...], "tools": [...], "parameters": {...}}``; ``tools``
+            and ``parameters`` are optional. It is normalized, frozen and detached here:
+            changing the caller's objects later changes nothing.
+        limits: JSON limits for the messages, the tools, the parameters and each event.
+        max_response_chars: bound on the sum of ``json_size`` of all events, 1 to
+            10,000,000.
+        close_timeout: how long :meth:`ChatStream.aclose` waits for the adapter to stop,
+            above 0 and at most 60 seconds.
+
+    Raises:
+        ValidationError: the request is invalid (before any adapter work).
+        LimitExceededError: the request exceeds ``limits``.
+        ConfigurationError: an argument is out of range.
+    """
+    return ChatStream(
+        adapter,
+        request,
+        limits=limits,
+        max_response_chars=max_response_chars,
+        close_timeout=close_timeout,
+    )
+
+
+def stream_chat(
+    adapter: AIChatAdapter,
+    request: object,
+    *,
+    limits: JSONLimits = _DEFAULT_LIMITS,
+    max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
+    close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
+) -> ChatStream:
+    """Like :func:`create_chat_stream`, but the request is snapshotted on first iteration.
+
+    The convenience form for ``async for event in stream_chat(adapter, request):``. Use
+    ``async with`` around it (or close it) when you may stop before the end.
+    """
+    return ChatStream(
+        adapter,
+        request,
+        limits=limits,
+        max_response_chars=max_response_chars,
+        close_timeout=close_timeout,
+        lazy=True,
+    )
