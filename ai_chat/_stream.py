@@ -198,6 +198,15 @@ class ChatStream:
         return self._snapshot()
 
     @property
+    def adapter_running(self) -> bool:
+        """Whether the adapter's task is still running (it starts on the first read).
+
+        After :meth:`aclose` returns this is ``False`` unless the adapter ignored
+        cancellation for longer than ``close_timeout``.
+        """
+        return self._pipe is not None and not self._pipe.done.is_set()
+
+    @property
     def signal(self) -> AbortSignal | None:
         """The adapter's abort signal, once the stream has started."""
         return None if self._pipe is None else self._pipe.signal

@@ -10,9 +10,9 @@ from typing import cast
 
 import anyio
 
-from ai_chat._adapter import AbortSignal
-from ai_chat._errors import ConfigurationError
-from ai_chat._types import ChatRequest, Message, TextPart, ToolResultPart
+from .._adapter import AbortSignal
+from .._errors import ConfigurationError
+from .._types import ChatRequest, Message, TextPart, ToolResultPart
 
 __all__ = ["ScriptedAdapter", "default_script"]
 
@@ -29,7 +29,7 @@ class ScriptedAdapter:
 
     Args:
         events: the events to replay, or ``None`` for the default answer.
-        delay: seconds to wait before each event (0 for none; then the adapter never
+        delay: seconds to wait between events (0 for none; then the adapter never
             yields to the event loop between events).
     """
 
@@ -46,8 +46,8 @@ class ScriptedAdapter:
     ) -> AsyncIterator[Mapping[str, object]]:
         events = self._events if self._events is not None else default_script(request)
         delay = self._delay
-        for event in events:
-            if delay:
+        for index, event in enumerate(events):
+            if delay and index:
                 await anyio.sleep(delay)
             yield event
 
@@ -86,9 +86,10 @@ def default_script(request: ChatRequest) -> Iterator[Mapping[str, object]]:
         said = _text_of(last) if last is not None else ""
         tools = request["tools"]
         tool = tools[0]["name"] if tools else _DEFAULT_TOOL
+        count = len(said.split())
         thought = (
-            f"The user wrote {len(said.split())} words. I will answer them, then look the "
-            f"message up with the {tool} tool."
+            f"The user wrote {count} word{'' if count == 1 else 's'}. I will answer, then "
+            f"look the message up with the {tool} tool."
         )
         yield {"type": "reasoning-start", "id": "reasoning-1"}
         for word in _words(thought):

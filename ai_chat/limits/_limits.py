@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ai_chat._errors import ConfigurationError
+from .._errors import ConfigurationError
 
 __all__ = ["JSONLimits"]
 

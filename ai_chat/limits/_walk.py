@@ -14,8 +14,7 @@ import math
 import re
 from typing import Any, TypeAlias, cast
 
-from ai_chat._errors import LimitExceededError, ValidationError
-
+from .._errors import LimitExceededError, ValidationError
 from ._frozen import FrozenDict
 from ._limits import JSONLimits
 
@@ -395,7 +394,7 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                         )
                     n = known_get(k)
                     size += (_key_size(k, max_chars, size, stack, root) if n is None else n) + 1
-                    t = type(v)
+                    t = type(v)  # pyright: ignore[reportUnknownVariableType]
                     if t is str:
                         if len(v) < max_chars:
                             try:
@@ -418,7 +417,7 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                     out[k] = v
             else:
                 for v in frame[_IT]:
-                    t = type(v)
+                    t = type(v)  # pyright: ignore[reportUnknownVariableType]
                     if t is str:
                         if len(v) < max_chars:
                             try:
