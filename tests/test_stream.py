@@ -158,7 +158,8 @@ async def test_stream_chat_snapshots_on_first_iteration() -> None:
 
 
 async def test_stream_chat_reports_invalid_input_at_iteration() -> None:
-    stream = stream_chat(Recorder(*TEXT), {"messages": [{"id": "", "role": "user", "parts": []}]})
+    bad: dict[str, Any] = {"messages": [{"id": "", "role": "user", "parts": []}]}
+    stream = stream_chat(Recorder(*TEXT), bad)
     with pytest.raises(ValidationError) as caught:
         async for _ in stream:
             pass

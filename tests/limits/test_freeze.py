@@ -24,7 +24,7 @@ from ai_chat.limits import FrozenDict, JSONLimits, freeze_json, json_size
 # A strategy for plain (mutable, caller-owned) JSON values.
 # --------------------------------------------------------------------------------------
 
-JSONIn: TypeAlias = "None | bool | int | float | str | list[JSONIn] | dict[str, JSONIn]"
+JSONIn: TypeAlias = "bool | int | float | str | list[JSONIn] | dict[str, JSONIn] | None"
 
 # Characters that are easy to get wrong: escapes, line separators, DEL, non-BMP.
 _TRICKY_CHARS = ["\x00", "\x1f", '"', "\\", "\u2028", "\u2029", "\x7f", "\U0001f600", "\U0010ffff"]
@@ -116,11 +116,13 @@ def container_ids(value: object) -> set[int]:
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
-            ids.add(id(v))
-            stack.extend(cast("dict[str, object]", v).values())
+            members = cast("dict[str, object]", v)
+            ids.add(id(members))
+            stack.extend(members.values())
         elif isinstance(v, (list, tuple)):
-            ids.add(id(v))
-            stack.extend(cast("list[object] | tuple[object, ...]", v))
+            items = cast("list[object] | tuple[object, ...]", v)
+            ids.add(id(items))
+            stack.extend(items)
     return ids
 
 
@@ -200,10 +202,11 @@ def test_input_is_not_retained(value: JSONIn) -> None:
 
 
 def test_input_is_not_retained_concrete() -> None:
-    inner = {"x": [1, 2]}
+    xs = [1, 2]
+    inner: dict[str, object] = {"x": xs}
     value: dict[str, object] = {"a": inner, "b": [inner, "s"]}
     frozen = freeze_json(value)
-    inner["x"].append(3)
+    xs.append(3)
     inner["y"] = 1
     value["c"] = 2
     assert frozen == {"a": {"x": (1, 2)}, "b": ({"x": (1, 2)}, "s")}
@@ -241,8 +244,8 @@ _MUTATORS: list[tuple[str, Callable[[FrozenDict[str, object]], object]]] = [
     ("setitem new", lambda d: operator.setitem(d, "new", 1)),
     ("setitem existing", lambda d: operator.setitem(d, "a", 2)),
     ("delitem", lambda d: operator.delitem(d, "a")),
-    ("ior", lambda d: operator.ior(d, {"new": 1})),
-    ("ior empty", lambda d: operator.ior(d, {})),
+    ("ior", lambda d: d.__ior__({"new": 1})),
+    ("ior empty", lambda d: d.__ior__({})),
     ("clear", lambda d: d.clear()),
     ("pop", lambda d: d.pop("a")),
     ("pop default", lambda d: d.pop("missing", None)),
@@ -266,10 +269,14 @@ def test_frozen_dict_mutators_raise_type_error(
     assert list(d) == ["a", "b", "c"]
 
 
-def test_frozen_dict_augmented_assignment_statement_raises() -> None:
+def _merge_into(target: dict[str, object]) -> None:
+    target |= {"new": 1}
+
+
+def test_frozen_dict_statement_forms_raise() -> None:
     d = _sample()
     with pytest.raises(TypeError):
-        d |= {"new": 1}
+        _merge_into(d)  # even code that only knows it as a dict
     with pytest.raises(TypeError):
         d["new"] = 1
     with pytest.raises(TypeError):
@@ -279,7 +286,7 @@ def test_frozen_dict_augmented_assignment_statement_raises() -> None:
 
 def test_frozen_dict_nested_objects_are_frozen_too() -> None:
     d = _sample()
-    inner = d["c"]
+    inner = cast("FrozenDict[str, object]", d["c"])
     assert type(inner) is FrozenDict
     with pytest.raises(TypeError):
         operator.setitem(inner, "d", 1)
@@ -329,7 +336,7 @@ def test_frozen_dict_pickle_round_trip(protocol: int) -> None:
 def test_frozen_dict_copy_round_trip(copier: Callable[[object], object]) -> None:
     value = {"a": [1, {"b": [2.5, None]}], "c": "d"}
     frozen = freeze_json(value)
-    copied = copier(frozen)
+    copied = cast("dict[str, object]", copier(frozen))
     assert_same_json(copied, value)
     assert_deeply_frozen(copied)
     with pytest.raises(TypeError):
@@ -420,16 +427,16 @@ def test_depth_65_inside_a_wide_value_reports_its_path() -> None:
 
 def test_custom_max_depth() -> None:
     limits = JSONLimits(max_depth=3)
-    freeze_json([{"a": []}], limits)
+    freeze_json([{"a": list[object]()}], limits)
     freeze_json({"a": {"b": "not a container"}}, limits)
     with pytest.raises(LimitExceededError) as exc:
-        freeze_json([{"a": [[]]}], limits)
+        freeze_json([{"a": [list[object]()]}], limits)
     assert (exc.value.limit, exc.value.limit_value, exc.value.observed) == ("max_depth", 3, 4)
     assert exc.value.path == "$[0].a[0]"
     one = JSONLimits(max_depth=1)
     freeze_json([1, "x", None], one)
     with pytest.raises(LimitExceededError) as exc:
-        freeze_json([1, {}], one)
+        freeze_json([1, dict[str, object]()], one)
     assert (exc.value.limit, exc.value.limit_value, exc.value.path) == ("max_depth", 1, "$[1]")
 
 
@@ -487,9 +494,11 @@ def test_values_nested_objects_boundary() -> None:
 
 def test_values_empty_containers_count() -> None:
     # 1 + 9,999 empty containers: every container is a value.
-    freeze_json([[] for _ in range(4_999)] + [{} for _ in range(5_000)])
+    empty: list[object] = [list[object]() for _ in range(5_000)]
+    empty += [dict[str, object]() for _ in range(5_000)]
+    freeze_json(empty[1:])
     with pytest.raises(LimitExceededError) as exc:
-        freeze_json([[] for _ in range(5_000)] + [{} for _ in range(5_000)])
+        freeze_json(empty)
     _assert_values_error(exc.value, 10_000, "$[9999]")
 
 
@@ -504,7 +513,7 @@ def test_values_keys_do_not_count() -> None:
 
 def test_custom_max_values() -> None:
     limits = JSONLimits(max_values=5)
-    freeze_json([1, 2, 3, []], limits)
+    freeze_json([1, 2, 3, list[object]()], limits)
     freeze_json({"a": [1, 2], "b": 3}, limits)
     with pytest.raises(LimitExceededError) as exc:
         freeze_json([1, 2, 3, [4]], limits)
@@ -655,7 +664,18 @@ def test_json_limits_accepts_bounds() -> None:
 @pytest.mark.parametrize(
     "bad",
     [0, -1, True, False, 1.5, 64.0, "64", None, _Small.ONE, "over cap"],
-    ids=["zero", "minus-one", "true", "false", "float", "integral-float", "str", "none", "intenum", "over-cap"],
+    ids=[
+        "zero",
+        "minus-one",
+        "true",
+        "false",
+        "float",
+        "integral-float",
+        "str",
+        "none",
+        "intenum",
+        "over-cap",
+    ],
 )
 def test_json_limits_rejects_nonsense(name: str, bad: object) -> None:
     value = _CAPS[name] + 1 if bad == "over cap" else bad
