@@ -87,11 +87,12 @@ def _normalize(messages: object, limits: JSONLimits, root: str) -> tuple[Message
         raise ValidationError(root, f"expected an array of messages, got {describe(messages)}")
     frozen = cast("tuple[object, ...]", freeze_json(messages, limits, root=root))
     for index, message in enumerate(frozen):
-        _check_message(message, [index], root)
+        _check_message(message, index, root)
     return cast("tuple[Message, ...]", frozen)
 
 
-def _check_message(message: object, path: list[str | int], root: str) -> None:
+def _check_message(message: object, index: int, root: str) -> None:
+    path: list[str | int] = [index]
     if type(message) is not FrozenDict:
         raise ValidationError(
             format_path(path, root), f"expected a message object, got {describe(message)}"
@@ -114,13 +115,14 @@ def _check_message(message: object, path: list[str | int], root: str) -> None:
         raise ValidationError(
             format_path([*path, "parts"], root), f"a {role} message needs at least one part"
         )
-    for index, part in enumerate(cast("tuple[object, ...]", parts)):
-        _check_part(part, cast(str, role), allowed, [*path, "parts", index], root)
+    for number, part in enumerate(cast("tuple[object, ...]", parts)):
+        _check_part(part, cast(str, role), allowed, index, number, root)
 
 
 def _check_part(
-    part: object, role: str, allowed: frozenset[str], path: list[str | int], root: str
+    part: object, role: str, allowed: frozenset[str], index: int, number: int, root: str
 ) -> None:
+    path: list[str | int] = [index, "parts", number]
     if type(part) is not FrozenDict:
         raise ValidationError(
             format_path(path, root), f"expected a part object, got {describe(part)}"

@@ -51,6 +51,7 @@ _KEEP_LONG_ESCAPES = bytes(
 
 
 _MAX_SAFE_INT = 2**53
+_PATH_KEY_MAX = 64
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 
 
@@ -111,12 +112,21 @@ def _float_size(value: float) -> int:
 
 
 def format_path(parts: list[str | int] | tuple[str | int, ...], root: str = "$") -> str:
-    """Render path components as a JSON path: ``$[3].parts[0]["odd key"]``."""
+    """Render path components as a JSON path: ``$[3].parts[0]["odd key"]``.
+
+    Keys longer than 64 characters are shortened, with the number of characters left out.
+    """
     out = [root]
     for part in parts:
         if type(part) is int:
             out.append(f"[{part}]")
-        elif _IDENTIFIER.match(cast(str, part)):
+            continue
+        part = cast(str, part)
+        if len(part) > _PATH_KEY_MAX:
+            # A huge key is abbreviated: an error message must not copy megabytes.
+            shown = json.dumps(part[:_PATH_KEY_MAX])
+            out.append(f"[{shown[:-1]}...\" (+{len(part) - _PATH_KEY_MAX:,} chars)]")
+        elif _IDENTIFIER.match(part):
             out.append(f".{part}")
         else:
             out.append(f"[{json.dumps(part)}]")
@@ -133,17 +143,12 @@ def _describe(value: object) -> str:
 
 
 # A frame is one container being walked, kept as a list for speed:
-# [source, iterator over it, output so far, key of the child being visited, is it a dict].
-# List frames find the index of the child being visited as len(output), so error paths are
-# rebuilt from the stack only when an error is raised.
+# [source, iterator over it, output so far, key of the child container being walked, is
+# it a dict]. Every frame below the top is walking a child container: a dict frame
+# recorded its key, a list frame's index is len(output). Error paths are rebuilt from the
+# stack only when an error is raised; errors at the top frame name their key themselves.
 _SRC, _IT, _OUT, _KEY, _IS_DICT = range(5)
 _Frame: TypeAlias = list[Any]
-
-
-def _new_frame(src: Any, is_dict: bool) -> _Frame:
-    if is_dict:
-        return [src, iter(src.items()), {}, None, True]
-    return [src, iter(src), [], None, False]
 
 
 def _child_key(frame: _Frame) -> str | int:
@@ -342,7 +347,10 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                     return frozen_dict(cast("dict[str, str]", value)), size
             size = 0
     elif t is str:
-        return cast(str, value), _str_size(cast(str, value), max_chars, 0, stack, root, None)
+        size = _str_size(cast(str, value), max_chars, 0, stack, root, None)
+        if size > max_chars:
+            raise _over(stack, root, "max_chars", max_chars, size, None)
+        return cast(str, value), size
     if t is not dict and t is not frozen_dict and t is not list and t is not tuple:
         size = _scalar_size(value, stack, root, None)
         if size > max_chars:
@@ -357,7 +365,11 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
         # Descend into `child`, a container at `key` in the frame on top of the stack.
         if len(stack) >= max_depth:
             raise _over(stack, root, "max_depth", max_depth, len(stack) + 1, key, child)
-        frame = _new_frame(child, t is dict or t is frozen_dict)
+        frame: _Frame
+        if t is dict or t is frozen_dict:
+            frame = [child, iter(child.items()), {}, None, True]
+        else:
+            frame = [child, iter(child), [], None, False]
         n = len(child)
         if count + n > max_values:
             cycle = _cycle_path(stack, child, root)
@@ -384,7 +396,6 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
             child = None
             if frame[_IS_DICT]:
                 for k, v in frame[_IT]:
-                    frame[_KEY] = k
                     if type(k) is not str:
                         raise _fail(
                             stack,
@@ -408,7 +419,7 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                             size += _str_size(v, max_chars, size, stack, root, k)
                     elif t is dict or t is list or t is tuple or t is frozen_dict:
                         child = v
-                        key = k
+                        key = frame[_KEY] = k
                         break
                     else:
                         size += _scalar_size(v, stack, root, k)
@@ -456,11 +467,10 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
 
 
 def _nth_key(frame: _Frame, index: int) -> str | int:
-    """The key of the ``index``-th child of ``frame``, recorded as the frame's current key."""
+    """The key of the ``index``-th child of ``frame``."""
     index = max(index, 0)
     if frame[_IS_DICT]:
         for i, k in enumerate(frame[_SRC]):
             if i == index:
-                frame[_KEY] = k
                 return cast(str, k)
     return index
