@@ -22,6 +22,9 @@ class FrozenDict(dict[_K, _V]):
     value inside one produced by :func:`~ai_chat.limits.freeze_json` is itself immutable
     (``str``, ``int``, ``float``, ``bool``, ``None``, ``tuple`` or ``FrozenDict``), so
     the whole tree is hashable.
+
+    Like any Python object it can be forced (``dict.__setitem__(frozen, ...)``, calling
+    ``__init__`` again); the guarantee is against accidental mutation, not against intent.
     """
 
     __slots__ = ()
@@ -54,9 +57,6 @@ class FrozenDict(dict[_K, _V]):
         return hash(frozenset(self.items()))
 
     def __copy__(self) -> FrozenDict[_K, _V]:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict[_K, _V]:
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -342,6 +342,8 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                 size += ks + len(v) + 3
                 if adds:
                     size += len(adds) + 4 * len(adds.translate(None, keep_long))
+                if size > max_chars:
+                    break
             else:
                 if size <= max_chars:
                     return frozen_dict(cast("dict[str, str]", value)), size

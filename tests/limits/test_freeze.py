@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_chat._errors import ConfigurationError, LimitExceededError
+from ai_chat._errors import ConfigurationError, LimitExceededError, ValidationError
 from ai_chat.limits import FrozenDict, JSONLimits, freeze_json, json_size
 
 # --------------------------------------------------------------------------------------
@@ -634,6 +634,67 @@ def test_custom_max_chars_top_level_non_bmp_string() -> None:
     with pytest.raises(LimitExceededError) as exc:
         json_size(value, JSONLimits(max_chars=7))
     _assert_chars_error(exc.value, 7, "$")
+
+
+# --------------------------------------------------------------------------------------
+# Flat objects of strings (the common case), measured again once their keys are familiar
+# --------------------------------------------------------------------------------------
+
+_FAMILIAR_KEYS = ["type", "text", "id", "delta", "role", "k\x01", "\U0001f600", "é", ""]
+_flat_objects = st.dictionaries(st.sampled_from(_FAMILIAR_KEYS) | _text, _text, max_size=8)
+
+
+def _utf16_compact_length(value: object) -> int:
+    # Strings only: Python's escapes are JavaScript's, so this is JSON.stringify's length.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-16-le")) // 2
+
+
+@PROPERTY
+@given(_flat_objects)
+def test_flat_string_objects_measure_the_same_every_time(value: dict[str, str]) -> None:
+    expected = _utf16_compact_length(value)
+    for _ in range(3):
+        assert json_size(value) == expected
+        frozen = freeze_json(value)
+        assert type(frozen) is FrozenDict
+        assert frozen == value
+        assert frozen is not value
+        with pytest.raises(LimitExceededError) as exc:
+            freeze_json(value, JSONLimits(max_chars=expected - 1))
+        assert exc.value.limit == "max_chars"
+        freeze_json(value, JSONLimits(max_chars=expected))
+
+
+def test_flat_string_object_boundaries_with_familiar_keys() -> None:
+    value = {"type": "text", "text": "a\x01\U0001f600", "id": "x"}
+    size = len('{"type":"text","text":"a\\u0001XX","id":"x"}')  # XX: the emoji's 2 units
+    for _ in range(3):
+        assert json_size(value) == size
+        freeze_json(value, JSONLimits(max_chars=size, max_values=4))
+        with pytest.raises(LimitExceededError) as exc:
+            freeze_json(value, JSONLimits(max_chars=size - 1))
+        assert (exc.value.limit, exc.value.limit_value) == ("max_chars", size - 1)
+        with pytest.raises(LimitExceededError) as exc:
+            freeze_json(value, JSONLimits(max_values=3))
+        _assert_values_error(exc.value, 3, "$.id")
+
+
+class MyStr(str):
+    __slots__ = ()
+
+
+def test_flat_string_object_rejections_with_familiar_keys() -> None:
+    freeze_json({"type": "text", "text": "warm the keys"})
+    with pytest.raises(ValidationError) as bad:
+        freeze_json({"type": "text", "text": "lone \ud800"})
+    assert bad.value.path == "$.text"
+    with pytest.raises(ValidationError) as bad:
+        freeze_json({"type": "text", "text": MyStr("subclass")})
+    assert bad.value.path == "$.text"
+    with pytest.raises(ValidationError) as bad:
+        freeze_json({"type": "text", 1: "x"})
+    assert bad.value.path == "$"
 
 
 # --------------------------------------------------------------------------------------
