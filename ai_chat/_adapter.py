@@ -57,7 +57,7 @@ class AIChatAdapter(Protocol):
     """Anything that can stream one chat answer.
 
     ``stream(request, signal)`` receives the frozen request snapshot and an abort signal
-    and returns an async iterator of event mappings, typically by being an async
+    and returns an async iterator of events (plain ``dict`` s), typically by being an async
     generator. The events must follow the event vocabulary (see :data:`ai_chat.ChatEvent`)
     and end with ``finish``; the chat stream validates every one. An adapter reports a
     failure by raising: an :class:`~ai_chat.AIChatError` reaches the consumer as it is,

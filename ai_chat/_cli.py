@@ -45,8 +45,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 failed, 130 interrupted)."""
     args = _parser().parse_args(argv)
+    # A terminal that cannot show a character gets an escape, not a traceback.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     messages: list[dict[str, object]] = []
-    if args.system:
+    if args.system is not None:
         messages.append(
             {"id": "system-1", "role": "system", "parts": [{"type": "text", "text": args.system}]}
         )

@@ -232,6 +232,8 @@ class EventChecker:
         (including every invalid one) is left to the general path, which words the errors.
         """
         kind = raw.get("type")
+        if type(kind) is not str:
+            return None
         if kind == "text-delta":
             parts, overhead = self._open_text, _TEXT_DELTA_OVERHEAD
         elif kind == "reasoning-delta":
@@ -248,6 +250,9 @@ class EventChecker:
             or len(delta) >= self._limits.max_chars
         ):
             return None
+        for key in raw:
+            if type(key) is not str:
+                return None
         try:
             adds = delta.encode().translate(None, _KEEP_ADDS_LENGTH)
             id_adds = part_id.encode().translate(None, _KEEP_ADDS_LENGTH)

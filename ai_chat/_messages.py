@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import cast
 
@@ -103,7 +104,8 @@ def _check_message(message: object, index: int, root: str) -> None:
     allowed = _ALLOWED_PARTS.get(role) if type(role) is str else None
     if allowed is None:
         raise ValidationError(
-            format_path([*path, "role"], root), f"expected {_ROLES}, got {describe(role)}"
+            format_path([*path, "role"], root),
+            f"expected {_ROLES}, got {json.dumps(role) if type(role) is str else describe(role)}",
         )
     parts = fields["parts"]
     if type(parts) is not tuple:

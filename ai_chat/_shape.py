@@ -117,11 +117,17 @@ class Shape:
     __slots__ = ("optional", "required")
 
     def __init__(
-        self, required: Mapping[str, Check] | None = None, optional: Mapping[str, Check] | None = None
+        self,
+        required: Mapping[str, Check] | None = None,
+        optional: Mapping[str, Check] | None = None,
     ) -> None:
         # Tuples iterate faster than dicts; any_json needs no call at all.
-        self.required = tuple((name, None if c is any_json else c) for name, c in (required or {}).items())
-        self.optional = tuple((name, None if c is any_json else c) for name, c in (optional or {}).items())
+        self.required = tuple(
+            (name, None if c is any_json else c) for name, c in (required or {}).items()
+        )
+        self.optional = tuple(
+            (name, None if c is any_json else c) for name, c in (optional or {}).items()
+        )
 
 
 def check_shape(obj: Mapping[str, object], shape: Shape, path: Path, root: str) -> None:
@@ -145,7 +151,11 @@ def check_shape(obj: Mapping[str, object], shape: Shape, path: Path, root: str) 
         if value is not _MISSING and check is not None:
             expected = check(value)
             if expected is not None:
-                hint = " (leave an optional field out instead of sending null)" if value is None else ""
+                hint = (
+                    " (leave an optional field out instead of sending null)"
+                    if value is None
+                    else ""
+                )
                 raise ValidationError(
                     format_path([*path, name], root),
                     f"expected {expected}, got {describe(value)}{hint}",

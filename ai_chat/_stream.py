@@ -236,7 +236,7 @@ class ChatStream:
                     raise StreamClosedError(pipe.stop_reason)
                 outcome = pipe.outcome
                 if outcome is not None:
-                    pipe.outcome = _END
+                    # A failed stream keeps failing: a second loop must not look complete.
                     if outcome is _END:
                         raise StopAsyncIteration
                     raise cast(BaseException, outcome)

@@ -17,16 +17,37 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 
 from ai_chat import AbortSignal, ChatRequest, create_chat_stream, normalize_messages
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.limits import json_size
 
-WORDS_ASCII = (
-    'the model said "yes" to a quick brown fox that jumps over the lazy dog while reading '
-    "C:\\path\\to\\file and a new line\nand a tab\there"
-).split(" ")
+WORDS_ASCII = [
+    "the",
+    "model",
+    "said",
+    '"yes"',
+    "to",
+    "a",
+    "quick",
+    "brown",
+    "fox",
+    "that",
+    "jumps",
+    "over",
+    "the",
+    "lazy",
+    "dog",
+    "while",
+    "reading",
+    "C:\\path\\to\\file",
+    "and",
+    "a",
+    "new",
+    "line\nand",
+    "a",
+    "tab\there",
+]
 WORDS_MIXED = [*WORDS_ASCII, "café", "naïve", "日本語の文章", "emoji 🙂", "Ελληνικά", "привет"]
 
 
@@ -45,17 +66,40 @@ def history_at_the_limits(words: list[str], seed: int = 7) -> list[dict[str, Any
     turn = 0
     while True:
         turn += 1
-        history.append({"id": f"user-{turn}", "role": "user", "parts": [{"type": "text", "text": text(60)}]})
-        parts: list[dict[str, Any]] = [{"type": "text", "text": text(100)}]
+        history.append(
+            {"id": f"user-{turn}", "role": "user", "parts": [{"type": "text", "text": text(100)}]}
+        )
+        parts: list[dict[str, Any]] = [{"type": "text", "text": text(160)}]
         if turn % 5 == 0:
             call = f"call-{turn}"
-            parts.append({"type": "tool-call", "toolCallId": call, "toolName": "search", "input": {"query": text(5), "limit": 10}})
-            history.append({"id": f"assistant-{turn}", "role": "assistant", "parts": parts, "metadata": {"model": "demo", "tokens": 120}})
+            parts.append(
+                {
+                    "type": "tool-call",
+                    "toolCallId": call,
+                    "toolName": "search",
+                    "input": {"query": text(5), "limit": 10},
+                }
+            )
+            history.append(
+                {
+                    "id": f"assistant-{turn}",
+                    "role": "assistant",
+                    "parts": parts,
+                    "metadata": {"model": "demo", "tokens": 120},
+                }
+            )
             history.append(
                 {
                     "id": f"tool-{turn}",
                     "role": "tool",
-                    "parts": [{"type": "tool-result", "toolCallId": call, "toolName": "search", "output": {"hits": [text(8), text(8)], "took": 0.25}}],
+                    "parts": [
+                        {
+                            "type": "tool-result",
+                            "toolCallId": call,
+                            "toolName": "search",
+                            "output": {"hits": [text(8), text(8)], "took": 0.25},
+                        }
+                    ],
                 }
             )
         else:
@@ -72,7 +116,9 @@ def count_values(value: Any) -> int:
     return 1
 
 
-def interleaved(baseline: Callable[[], object], subject: Callable[[], object], rounds: int) -> tuple[float, float]:
+def interleaved(
+    baseline: Callable[[], object], subject: Callable[[], object], rounds: int
+) -> tuple[float, float]:
     """Median seconds of each, measured alternately so machine noise hits both alike."""
     base: list[float] = []
     subj: list[float] = []
@@ -91,7 +137,11 @@ def bench_normalize(rounds: int) -> list[tuple[str, float, float]]:
     for name, words in (("mixed-script text", WORDS_MIXED), ("ASCII text", WORDS_ASCII)):
         history = history_at_the_limits(words)
         values, size = count_values(history), json_size(history)
-        base, subj = interleaved(lambda: json.loads(json.dumps(history)), lambda: normalize_messages(history), rounds)  # noqa: B023
+        base, subj = interleaved(
+            lambda h=history: json.loads(json.dumps(h)),
+            lambda h=history: normalize_messages(h),
+            rounds,
+        )
         rows.append((f"normalize_messages, {name} ({values:,} values, {size:,} chars)", base, subj))
     return rows
 
@@ -105,7 +155,10 @@ def delta_script() -> list[Mapping[str, Any]]:
         {"type": "start"},
         {"type": "start-step"},
         {"type": "text-start", "id": "text-1"},
-        *({"type": "text-delta", "id": "text-1", "delta": words[i % len(words)]} for i in range(DELTAS)),
+        *(
+            {"type": "text-delta", "id": "text-1", "delta": words[i % len(words)]}
+            for i in range(DELTAS)
+        ),
         {"type": "text-end", "id": "text-1"},
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "stop"},
@@ -158,7 +211,9 @@ class Uncooperative:
     def __init__(self) -> None:
         self.release: anyio.Event | None = None
 
-    async def stream(self, request: ChatRequest, signal: AbortSignal) -> AsyncIterator[Mapping[str, Any]]:
+    async def stream(
+        self, request: ChatRequest, signal: AbortSignal
+    ) -> AsyncIterator[Mapping[str, Any]]:
         yield {"type": "start"}
         self.release = anyio.Event()
         with anyio.CancelScope(shield=True):
@@ -166,7 +221,9 @@ class Uncooperative:
 
 
 class Cooperative:
-    async def stream(self, request: ChatRequest, signal: AbortSignal) -> AsyncIterator[Mapping[str, Any]]:
+    async def stream(
+        self, request: ChatRequest, signal: AbortSignal
+    ) -> AsyncIterator[Mapping[str, Any]]:
         yield {"type": "start"}
         await anyio.sleep_forever()
 
@@ -208,13 +265,22 @@ def bench_cancel(rounds: int, backend: str) -> list[tuple[str, float, float]]:
         return run
 
     rows: list[tuple[str, float, float]] = []
-    for name, adapter_type in (("cooperative", Cooperative), ("uncooperative (shielded)", Uncooperative)):
+    for name, adapter_type in (
+        ("cooperative", Cooperative),
+        ("uncooperative (shielded)", Uncooperative),
+    ):
         base: list[float] = []
         subj: list[float] = []
         for _ in range(rounds):
             base.append(anyio.run(bare, backend=backend))
             subj.append(anyio.run(through_stream(adapter_type), backend=backend))
-        rows.append((f"cancel to consumer control, {name} adapter, {backend}", statistics.median(base), statistics.median(subj)))
+        rows.append(
+            (
+                f"cancel to consumer control, {name} adapter, {backend}",
+                statistics.median(base),
+                statistics.median(subj),
+            )
+        )
     return rows
 
 
@@ -235,7 +301,9 @@ def main() -> int:
             print(f"{name:<96} {per_base:>9.2f} µs {per_subj:>9.2f} µs {subj / base:>7.2f}")
         else:
             unit, scale = ("ms", 1e3)
-            print(f"{name:<96} {base * scale:>9.3f} {unit} {subj * scale:>9.3f} {unit} {subj / base:>7.2f}")
+            print(
+                f"{name:<96} {base * scale:>9.3f} {unit} {subj * scale:>9.3f} {unit} {subj / base:>7.2f}"
+            )
     print(
         "\nbaselines: json.loads(json.dumps(history)); json.dumps(event) per event; "
         "cancelling a bare anyio.sleep_forever()."

@@ -536,3 +536,34 @@ async def test_a_failing_aclose_of_the_adapter_is_logged_not_raised(
         await stream.aclose()
     assert "closing adapter Adapter raised" in caplog.text
     assert not stream.adapter_running
+
+
+async def test_a_failed_stream_keeps_failing() -> None:
+    stream = create_chat_stream(ScriptedAdapter(TEXT[:-1]), REQUEST)
+    with anyio.fail_after(GUARD):
+        for _ in range(2):  # a second loop must not look like a complete answer
+            with pytest.raises(ProtocolError, match="without a finish event"):
+                async for _ in stream:
+                    pass
+
+
+class StrSubclass(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "delta_event",
+    [
+        {"type": StrSubclass("text-delta"), "id": "t", "delta": "x"},
+        {StrSubclass("type"): "text-delta", "id": "t", "delta": "x"},
+        {"type": "text-delta", "id": StrSubclass("t"), "delta": "x"},
+        {"type": "text-delta", "id": "t", "delta": StrSubclass("x")},
+    ],
+)
+async def test_the_delta_fast_path_accepts_only_exact_json_types(
+    delta_event: dict[Any, Any],
+) -> None:
+    events = [{"type": "text-start", "id": "t"}, delta_event, *TEXT[3:]]
+    with anyio.fail_after(GUARD), pytest.raises(ProtocolError) as caught:
+        await read_all(create_chat_stream(ScriptedAdapter(events), REQUEST))
+    assert caught.value.event_index == 1

@@ -9,7 +9,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
 
 
 def tool(name: str) -> str:

@@ -125,7 +125,7 @@ def format_path(parts: list[str | int] | tuple[str | int, ...], root: str = "$")
         if len(part) > _PATH_KEY_MAX:
             # A huge key is abbreviated: an error message must not copy megabytes.
             shown = json.dumps(part[:_PATH_KEY_MAX])
-            out.append(f"[{shown[:-1]}...\" (+{len(part) - _PATH_KEY_MAX:,} chars)]")
+            out.append(f'[{shown[:-1]}..." (+{len(part) - _PATH_KEY_MAX:,} chars)]')
         elif _IDENTIFIER.match(part):
             out.append(f".{part}")
         else:
@@ -310,11 +310,59 @@ def _scalar_size(v: object, stack: list[_Frame], root: str, child: str | int | N
     raise _fail(stack, root, f"{_describe(v)} is not a JSON value", child)
 
 
+def _flat_size(container: Any, is_dict: bool, room: int) -> int:
+    """The JSON length of a container that holds only plain scalars, or -1.
+
+    Returns -1 as soon as anything needs the full walk: a nested container, a key not seen
+    before, a string with a lone surrogate, a non-finite float, a huge int, a subclass, or
+    a size beyond ``room``. The full walk then redoes the container and words any error, so
+    this never decides validity, only speed.
+    """
+    n = len(container)
+    size = n + 1 if n else 2
+    known_get = _known_sizes.get
+    items: Any = container.items() if is_dict else container
+    for item in items:
+        if is_dict:
+            k, v = item
+            ks = known_get(k) if type(k) is str else None
+            if ks is None:
+                return -1
+            size += ks + 1
+        else:
+            v = item
+        t = type(v)  # pyright: ignore[reportUnknownVariableType]
+        if t is str:
+            if len(v) >= room:
+                return -1
+            try:
+                adds = v.encode().translate(None, _KEEP_ADDS_LENGTH)
+            except UnicodeEncodeError:
+                return -1
+            size += len(v) + 2
+            if adds:
+                size += len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
+        elif t is int:
+            if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
+                return -1
+            size += len(str(v))
+        elif v is None or t is bool:
+            size += 4 if v is None or v else 5
+        elif t is float and math.isfinite(v):
+            size += _float_size(v)
+        else:
+            return -1
+        if size > room:
+            return -1
+    return size if size <= room else -1
+
+
 def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]:
     max_depth = limits.max_depth
     max_values = limits.max_values
     max_chars = limits.max_chars
     frozen_dict = FrozenDict
+    flat_size = _flat_size
     known_get = _known_sizes.get
     keep_adds = _KEEP_ADDS_LENGTH
     keep_long = _KEEP_LONG_ESCAPES
@@ -323,32 +371,7 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
     t: type[object] = type(value)
     k: object
     v: Any
-    if t is dict or t is frozen_dict:
-        # Fast path for flat objects of strings (most stream events): one pass, no frames.
-        # Anything unusual falls through to the full walk, which also words the errors.
-        n = len(cast("dict[Any, Any]", value))
-        if n < max_values:
-            size = n + 1 if n else 2
-            for k, v in cast("dict[Any, Any]", value).items():
-                if type(k) is not str or type(v) is not str or len(v) >= max_chars:
-                    break
-                ks = known_get(k)
-                if ks is None:
-                    break
-                try:
-                    adds = v.encode().translate(None, keep_adds)
-                except UnicodeEncodeError:
-                    break
-                size += ks + len(v) + 3
-                if adds:
-                    size += len(adds) + 4 * len(adds.translate(None, keep_long))
-                if size > max_chars:
-                    break
-            else:
-                if size <= max_chars:
-                    return frozen_dict(cast("dict[str, str]", value)), size
-            size = 0
-    elif t is str:
+    if t is str:
         size = _str_size(cast(str, value), max_chars, 0, stack, root, None)
         if size > max_chars:
             raise _over(stack, root, "max_chars", max_chars, size, None)
@@ -358,6 +381,16 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
         if size > max_chars:
             raise _over(stack, root, "max_chars", max_chars, size, None)
         return cast(JSONValue, value), size
+    if len(cast("list[Any]", value)) < max_values:
+        # A flat root (most stream events) needs no frames at all.
+        is_dict = t is dict or t is frozen_dict
+        n = flat_size(value, is_dict, max_chars)
+        if n >= 0:
+            return (
+                frozen_dict(cast("dict[str, Any]", value))
+                if is_dict
+                else tuple(cast("list[Any]", value))
+            ), n
 
     result: JSONValue = None
     count = 1
@@ -420,6 +453,16 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                         else:
                             size += _str_size(v, max_chars, size, stack, root, k)
                     elif t is dict or t is list or t is tuple or t is frozen_dict:
+                        n = len(v)
+                        if len(stack) < max_depth and count + n <= max_values:
+                            n = flat_size(v, t is dict or t is frozen_dict, max_chars - size)
+                            if n >= 0:
+                                count += len(v)
+                                size += n
+                                out[k] = (
+                                    frozen_dict(v) if t is dict or t is frozen_dict else tuple(v)
+                                )
+                                continue
                         child = v
                         key = frame[_KEY] = k
                         break
@@ -443,6 +486,16 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                         else:
                             size += _str_size(v, max_chars, size, stack, root, len(out))
                     elif t is dict or t is list or t is tuple or t is frozen_dict:
+                        n = len(v)
+                        if len(stack) < max_depth and count + n <= max_values:
+                            n = flat_size(v, t is dict or t is frozen_dict, max_chars - size)
+                            if n >= 0:
+                                count += len(v)
+                                size += n
+                                out.append(
+                                    frozen_dict(v) if t is dict or t is frozen_dict else tuple(v)
+                                )
+                                continue
                         child = v
                         key = len(out)
                         break

@@ -439,3 +439,15 @@ def test_root_prefixes_cycle_paths() -> None:
         freeze_json(loop, root="messages[0]")
     assert exc.value.path == "messages[0].me"
     assert "cycle" in exc.value.reason
+
+
+def test_str_subclass_key_equal_to_a_known_key_is_rejected() -> None:
+    # The size cache knows "type" after the first call; an equal str subclass must not
+    # ride on that cache entry past the exact-type check.
+    class Key(str):
+        pass
+
+    assert freeze_json({"type": "x"}) == {"type": "x"}
+    for value in ({Key("type"): "x"}, [{Key("type"): "x"}], {"a": {Key("type"): 1}}):
+        with pytest.raises(ValidationError, match="JSON keys must be str"):
+            freeze_json(value)
