@@ -1,10 +1,15 @@
 """Message normalization: the chat history crosses the JSON boundary as one value."""
 
+# The hot loops here walk JSON values typed Any and check their types at run time with
+# `type(x) is ...` (exact types, on purpose), which pyright cannot follow without casts
+# that would cost a call per value: so these three "unknown type" reports are off here.
+# pyright: reportUnknownVariableType=false, reportUnknownMemberType=false, reportUnknownArgumentType=false
+
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 from ._errors import ValidationError
 from ._shape import (
@@ -87,9 +92,72 @@ def _normalize(messages: object, limits: JSONLimits, root: str) -> tuple[Message
     if kind is not list and kind is not tuple:
         raise ValidationError(root, f"expected an array of messages, got {describe(messages)}")
     frozen = cast("tuple[object, ...]", freeze_json(messages, limits, root=root))
+    valid = _plainly_valid
     for index, message in enumerate(frozen):
-        _check_message(message, index, root)
+        if not valid(message):
+            _check_message(message, index, root)
     return cast("tuple[Message, ...]", frozen)
+
+
+# Part types -> (the family the role must allow, required fields with their checks):
+# None accepts any JSON, str a string, "" a non-empty string.
+_PLAIN_FIELDS: dict[str, tuple[tuple[str, type | str | None], ...]] = {
+    "text": (("text", str),),
+    "reasoning": (("text", str),),
+    "file": (("mediaType", ""), ("url", "")),
+    "tool-call": (("toolCallId", ""), ("toolName", ""), ("input", None)),
+    "tool-result": (("toolCallId", ""), ("toolName", ""), ("output", None)),
+}
+# Part type -> (the family the role must allow, its field count with "type", its fields).
+_PLAIN_PARTS: dict[object, tuple[str, int, tuple[tuple[str, type | str | None], ...]]] = {
+    kind: (kind, len(fields) + 1, fields) for kind, fields in _PLAIN_FIELDS.items()
+}
+_ABSENT = object()
+
+
+def _plainly_valid(message: Any) -> bool:
+    """True for a valid message without optional or unknown part fields, fast.
+
+    A conservative shortcut for the common case: False sends the message through the full
+    check, which accepts anything valid and words the error for anything that is not.
+    (``Any`` instead of casts: this runs once per message and part, and ``cast`` is a call.)
+    """
+    kind: type = type(message)  # compared, not narrowed: message stays Any for speed
+    if kind is not FrozenDict:
+        return False
+    get = message.get
+    message_id = get("id")
+    role = get("role")
+    parts = get("parts")
+    allowed = _ALLOWED_PARTS.get(role) if type(role) is str else None
+    if (
+        type(message_id) is not str
+        or not message_id
+        or allowed is None
+        or type(parts) is not tuple
+        or (not parts and role != "assistant")
+    ):
+        return False
+    if "metadata" in message and type(get("metadata")) is not FrozenDict:
+        return False
+    part: Any
+    for part in parts:
+        kind = type(part)
+        if kind is not FrozenDict:
+            return False
+        spec = _PLAIN_PARTS.get(part.get("type"))
+        if spec is None:
+            return False
+        family, size, fields = spec
+        if family not in allowed or len(part) != size:
+            return False
+        for name, check in fields:
+            value = part.get(name, _ABSENT)
+            if value is _ABSENT:
+                return False
+            if check is not None and (type(value) is not str or (check == "" and not value)):
+                return False
+    return True
 
 
 def _check_message(message: object, index: int, root: str) -> None:

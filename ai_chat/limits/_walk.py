@@ -7,6 +7,11 @@ a cycle is infinite, so it always runs into a limit, and only then are the conta
 the current path compared to tell "cycle" from "too big".
 """
 
+# The hot loops here walk JSON values typed Any and check their types at run time with
+# `type(x) is ...` (exact types, on purpose), which pyright cannot follow without casts
+# that would cost a call per value: so these three "unknown type" reports are off here.
+# pyright: reportUnknownVariableType=false, reportUnknownMemberType=false, reportUnknownArgumentType=false
+
 from __future__ import annotations
 
 import json
@@ -14,7 +19,7 @@ import math
 import re
 from typing import Any, TypeAlias, cast
 
-from .._errors import LimitExceededError, ValidationError
+from .._errors import AIChatError, LimitExceededError, ValidationError
 from ._frozen import FrozenDict
 from ._limits import JSONLimits
 
@@ -310,59 +315,184 @@ def _scalar_size(v: object, stack: list[_Frame], root: str, child: str | int | N
     raise _fail(stack, root, f"{_describe(v)} is not a JSON value", child)
 
 
-def _flat_size(container: Any, is_dict: bool, room: int) -> int:
-    """The JSON length of a container that holds only plain scalars, or -1.
-
-    Returns -1 as soon as anything needs the full walk: a nested container, a key not seen
-    before, a string with a lone surrogate, a non-finite float, a huge int, a subclass, or
-    a size beyond ``room``. The full walk then redoes the container and words any error, so
-    this never decides validity, only speed.
-    """
-    n = len(container)
-    size = n + 1 if n else 2
-    known_get = _known_sizes.get
-    items: Any = container.items() if is_dict else container
-    for item in items:
-        if is_dict:
-            k, v = item
-            ks = known_get(k) if type(k) is str else None
-            if ks is None:
-                return -1
-            size += ks + 1
-        else:
-            v = item
-        t = type(v)  # pyright: ignore[reportUnknownVariableType]
-        if t is str:
-            if len(v) >= room:
-                return -1
-            try:
-                adds = v.encode().translate(None, _KEEP_ADDS_LENGTH)
-            except UnicodeEncodeError:
-                return -1
-            size += len(v) + 2
-            if adds:
-                size += len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
-        elif t is int:
-            if not -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
-                return -1
-            size += len(str(v))
-        elif v is None or t is bool:
-            size += 4 if v is None or v else 5
-        elif t is float and math.isfinite(v):
-            size += _float_size(v)
-        else:
-            return -1
-        if size > room:
-            return -1
-    return size if size <= room else -1
+class _Bail(AIChatError):
+    """The fast walk met something it does not handle; the careful walk takes over."""
 
 
 def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]:
+    """Freeze and measure ``value``: the fast walk, or the careful walk when it bails.
+
+    Valid values at ordinary depths take the fast recursive walk. Anything else (an
+    error, a cycle, a limit, a subclass, a lone surrogate, a depth the interpreter's
+    recursion limit cannot take) makes it give up and the careful walk redo the value
+    from the start, which finds and words the first violation. Both stop at the first
+    violation, so the total stays bounded by the limits.
+    """
+    try:
+        return _fast_walk(value, limits.max_depth, limits.max_values, limits.max_chars)
+    except (_Bail, UnicodeEncodeError, RecursionError):
+        return _careful_walk(value, limits, root)
+
+
+def _fast_walk(
+    value: object, max_depth: int, max_values: int, max_chars: int
+) -> tuple[JSONValue, int]:
+    """Recursive, no bookkeeping for error paths; raises _Bail on anything unusual."""
+    t = type(value)
+    if t is dict or t is FrozenDict:
+        result, size, _ = _fast_dict(value, 1, max_chars, max_values - 1, max_depth)
+    elif t is list or t is tuple:
+        result, size, _ = _fast_list(value, 1, max_chars, max_values - 1, max_depth)
+    else:
+        raise _Bail
+    return result, size
+
+
+# The fast walk's two halves. Each takes the room left for its JSON text and the number
+# of values still allowed, and returns the frozen container, the text length it used and
+# the values still allowed; everything it needs is a local (a default argument) or a
+# global, which CPython reads fastest.
+
+
+def _fast_dict(
+    d: Any,
+    depth: int,
+    room: int,
+    values: int,
+    max_depth: int,
+    known_get: Any = _known_sizes.get,
+    set_item: Any = dict.__setitem__,
+    frozen_dict: Any = FrozenDict,
+    keep_adds: bytes = _KEEP_ADDS_LENGTH,
+    keep_long: bytes = _KEEP_LONG_ESCAPES,
+) -> tuple[FrozenDict[str, JSONValue], int, int]:
+    n = len(d)
+    values -= n
+    used = n + 1 if n else 2
+    if values < 0 or used > room:
+        raise _Bail
+    # Copy everything at C speed, then swap in the frozen containers.
+    out = frozen_dict(d)
+    for k, v in d.items():
+        if type(k) is not str:
+            raise _Bail
+        ks = known_get(k)
+        if ks is None:
+            ks = _learn_key(k)
+        t = type(v)
+        if t is str:
+            used += ks + 3 + len(v)
+            if not (
+                len(v) < 64 and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v
+            ):
+                # Not a short plain string: count what escaping and UTF-16 add.
+                if len(v) >= room:
+                    raise _Bail
+                adds = v.encode().translate(None, keep_adds)
+                if adds:
+                    used += len(adds) + 4 * len(adds.translate(None, keep_long))
+        elif t is dict or t is frozen_dict:
+            if depth >= max_depth:
+                raise _Bail
+            child, child_used, values = _fast_dict(v, depth + 1, room - used, values, max_depth)
+            used += ks + 1 + child_used
+            set_item(out, k, child)
+        elif t is list or t is tuple:
+            if depth >= max_depth:
+                raise _Bail
+            child, child_used, values = _fast_list(v, depth + 1, room - used, values, max_depth)
+            used += ks + 1 + child_used
+            set_item(out, k, child)
+        else:
+            used += ks + 1 + _fast_scalar(v)
+        if used > room:
+            raise _Bail
+    return out, used, values
+
+
+def _fast_list(
+    items: Any,
+    depth: int,
+    room: int,
+    values: int,
+    max_depth: int,
+    frozen_dict: Any = FrozenDict,
+    keep_adds: bytes = _KEEP_ADDS_LENGTH,
+    keep_long: bytes = _KEEP_LONG_ESCAPES,
+) -> tuple[tuple[JSONValue, ...], int, int]:
+    n = len(items)
+    values -= n
+    used = n + 1 if n else 2
+    if values < 0 or used > room:
+        raise _Bail
+    out: list[Any] | None = None
+    index = -1
+    for v in items:
+        index += 1
+        t = type(v)
+        if t is str:
+            used += len(v) + 2
+            if not (
+                len(v) < 64 and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v
+            ):
+                if len(v) >= room:
+                    raise _Bail
+                adds = v.encode().translate(None, keep_adds)
+                if adds:
+                    used += len(adds) + 4 * len(adds.translate(None, keep_long))
+        elif t is dict or t is frozen_dict or t is list or t is tuple:
+            if depth >= max_depth:
+                raise _Bail
+            if t is dict or t is frozen_dict:
+                child, child_used, values = _fast_dict(v, depth + 1, room - used, values, max_depth)
+            else:
+                child, child_used, values = _fast_list(v, depth + 1, room - used, values, max_depth)
+            used += child_used
+            if out is None:
+                out = list(items)
+            out[index] = child
+        else:
+            used += _fast_scalar(v)
+        if used > room:
+            raise _Bail
+    return tuple(items if out is None else out), used, values
+
+
+def _fast_scalar(v: Any) -> int:
+    t = type(v)
+    if t is int:
+        if -_MAX_SAFE_INT <= v <= _MAX_SAFE_INT:
+            return len(str(v))
+        raise _Bail
+    if v is None:
+        return 4
+    if t is bool:
+        return 4 if v else 5
+    if t is float and math.isfinite(v):
+        return _float_size(v)
+    raise _Bail
+
+
+def _learn_key(key: str) -> int:
+    """Measure a key never seen before and remember it; _Bail if it is not plain."""
+    if len(key) > _KNOWN_MAX_LENGTH:
+        raise _Bail
+    adds = key.encode().translate(None, _KEEP_ADDS_LENGTH)  # UnicodeEncodeError: bail too
+    n = len(key) + 2
+    if adds:
+        n += len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
+    if len(_known_sizes) >= _KNOWN_MAX_ENTRIES:
+        _known_sizes.clear()
+    _known_sizes[key] = n
+    return n
+
+
+def _careful_walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]:
+    """The iterative walk: any depth, and errors that name their exact path."""
     max_depth = limits.max_depth
     max_values = limits.max_values
     max_chars = limits.max_chars
     frozen_dict = FrozenDict
-    flat_size = _flat_size
     known_get = _known_sizes.get
     keep_adds = _KEEP_ADDS_LENGTH
     keep_long = _KEEP_LONG_ESCAPES
@@ -381,16 +511,6 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
         if size > max_chars:
             raise _over(stack, root, "max_chars", max_chars, size, None)
         return cast(JSONValue, value), size
-    if len(cast("list[Any]", value)) < max_values:
-        # A flat root (most stream events) needs no frames at all.
-        is_dict = t is dict or t is frozen_dict
-        n = flat_size(value, is_dict, max_chars)
-        if n >= 0:
-            return (
-                frozen_dict(cast("dict[str, Any]", value))
-                if is_dict
-                else tuple(cast("list[Any]", value))
-            ), n
 
     result: JSONValue = None
     count = 1
@@ -440,7 +560,7 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                         )
                     n = known_get(k)
                     size += (_key_size(k, max_chars, size, stack, root) if n is None else n) + 1
-                    t = type(v)  # pyright: ignore[reportUnknownVariableType]
+                    t = type(v)
                     if t is str:
                         if len(v) < max_chars:
                             try:
@@ -453,16 +573,6 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                         else:
                             size += _str_size(v, max_chars, size, stack, root, k)
                     elif t is dict or t is list or t is tuple or t is frozen_dict:
-                        n = len(v)
-                        if len(stack) < max_depth and count + n <= max_values:
-                            n = flat_size(v, t is dict or t is frozen_dict, max_chars - size)
-                            if n >= 0:
-                                count += len(v)
-                                size += n
-                                out[k] = (
-                                    frozen_dict(v) if t is dict or t is frozen_dict else tuple(v)
-                                )
-                                continue
                         child = v
                         key = frame[_KEY] = k
                         break
@@ -473,7 +583,7 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                     out[k] = v
             else:
                 for v in frame[_IT]:
-                    t = type(v)  # pyright: ignore[reportUnknownVariableType]
+                    t = type(v)
                     if t is str:
                         if len(v) < max_chars:
                             try:
@@ -486,16 +596,6 @@ def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]
                         else:
                             size += _str_size(v, max_chars, size, stack, root, len(out))
                     elif t is dict or t is list or t is tuple or t is frozen_dict:
-                        n = len(v)
-                        if len(stack) < max_depth and count + n <= max_values:
-                            n = flat_size(v, t is dict or t is frozen_dict, max_chars - size)
-                            if n >= 0:
-                                count += len(v)
-                                size += n
-                                out.append(
-                                    frozen_dict(v) if t is dict or t is frozen_dict else tuple(v)
-                                )
-                                continue
                         child = v
                         key = len(out)
                         break
