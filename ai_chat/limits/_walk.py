@@ -354,6 +354,10 @@ def _fast_walk(
 # global, which CPython reads fastest.
 
 
+# The string sizing is written out in both loops below on purpose: they run once per
+# value, and a helper call there costs several percent of the whole walk.
+
+
 def _fast_dict(
     d: Any,
     depth: int,
@@ -378,7 +382,7 @@ def _fast_dict(
             raise _Bail
         ks = known_get(k)
         if ks is None:
-            ks = _learn_key(k)
+            ks = _learn_key(k, room)
         t = type(v)
         if t is str:
             used += ks + 3 + len(v)
@@ -473,17 +477,22 @@ def _fast_scalar(v: Any) -> int:
     raise _Bail
 
 
-def _learn_key(key: str) -> int:
-    """Measure a key never seen before and remember it; _Bail if it is not plain."""
-    if len(key) > _KNOWN_MAX_LENGTH:
+def _learn_key(key: str, room: int) -> int:
+    """Measure a key not in the cache, and remember it when it is short.
+
+    Raises _Bail when the key alone exceeds the room left, UnicodeEncodeError (a bail as
+    well) on a lone surrogate.
+    """
+    if len(key) >= room:
         raise _Bail
-    adds = key.encode().translate(None, _KEEP_ADDS_LENGTH)  # UnicodeEncodeError: bail too
+    adds = key.encode().translate(None, _KEEP_ADDS_LENGTH)
     n = len(key) + 2
     if adds:
         n += len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
-    if len(_known_sizes) >= _KNOWN_MAX_ENTRIES:
-        _known_sizes.clear()
-    _known_sizes[key] = n
+    if len(key) <= _KNOWN_MAX_LENGTH:
+        if len(_known_sizes) >= _KNOWN_MAX_ENTRIES:
+            _known_sizes.clear()
+        _known_sizes[key] = n
     return n
 
 
@@ -494,8 +503,6 @@ def _careful_walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONVal
     max_chars = limits.max_chars
     frozen_dict = FrozenDict
     known_get = _known_sizes.get
-    keep_adds = _KEEP_ADDS_LENGTH
-    keep_long = _KEEP_LONG_ESCAPES
     stack: list[_Frame] = []
     size = 0
     t: type[object] = type(value)
@@ -562,16 +569,7 @@ def _careful_walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONVal
                     size += (_key_size(k, max_chars, size, stack, root) if n is None else n) + 1
                     t = type(v)
                     if t is str:
-                        if len(v) < max_chars:
-                            try:
-                                adds = v.encode().translate(None, keep_adds)
-                            except UnicodeEncodeError as exc:
-                                raise _surrogate(stack, root, v, exc, k) from None
-                            size += len(v) + 2
-                            if adds:
-                                size += len(adds) + 4 * len(adds.translate(None, keep_long))
-                        else:
-                            size += _str_size(v, max_chars, size, stack, root, k)
+                        size += _str_size(v, max_chars, size, stack, root, k)
                     elif t is dict or t is list or t is tuple or t is frozen_dict:
                         child = v
                         key = frame[_KEY] = k
@@ -585,16 +583,7 @@ def _careful_walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONVal
                 for v in frame[_IT]:
                     t = type(v)
                     if t is str:
-                        if len(v) < max_chars:
-                            try:
-                                adds = v.encode().translate(None, keep_adds)
-                            except UnicodeEncodeError as exc:
-                                raise _surrogate(stack, root, v, exc, len(out)) from None
-                            size += len(v) + 2
-                            if adds:
-                                size += len(adds) + 4 * len(adds.translate(None, keep_long))
-                        else:
-                            size += _str_size(v, max_chars, size, stack, root, len(out))
+                        size += _str_size(v, max_chars, size, stack, root, len(out))
                     elif t is dict or t is list or t is tuple or t is frozen_dict:
                         child = v
                         key = len(out)
