@@ -13,6 +13,7 @@ from ._errors import (
     ProtocolError,
     StreamBusyError,
     StreamClosedError,
+    StreamFormatError,
     ValidationError,
 )
 from ._messages import normalize_messages
@@ -56,6 +57,7 @@ __all__ = [
     "Role",
     "StreamBusyError",
     "StreamClosedError",
+    "StreamFormatError",
     "TextPart",
     "ToolCallPart",
     "ToolDefinition",

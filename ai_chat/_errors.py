@@ -11,6 +11,8 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     │                          total response size)
     ├── ProtocolError          an adapter broke the event protocol (bad event, out of
     │                          order, missing finish, events after finish)
+    ├── StreamFormatError      bytes from a server are not a well-formed event stream
+    │                          (not UTF-8, cut off inside a line or an event)
     ├── AdapterError           an adapter raised something that is not an AIChatError;
     │                          the original is ``__cause__``
     ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
@@ -32,6 +34,7 @@ __all__ = [
     "ProtocolError",
     "StreamBusyError",
     "StreamClosedError",
+    "StreamFormatError",
     "ValidationError",
 ]
 
@@ -125,6 +128,21 @@ class ProtocolError(AIChatError):
             where.append(f"at {path}")
         prefix = " ".join(where)
         super().__init__(f"{prefix}: {reason}" if prefix else reason)
+
+
+class StreamFormatError(AIChatError):
+    """Bytes received from a server are not a well-formed event stream.
+
+    Raised by the SSE decoder: the body is not UTF-8, or it ended inside a line or an
+    event (a truncated stream is never taken for a complete one).
+
+    Attributes:
+        reason: what is wrong, in words.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
 
 
 class AdapterError(AIChatError):
