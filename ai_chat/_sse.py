@@ -207,9 +207,8 @@ class SSEDecoder:
         elif name == "id":
             if "\0" not in value:
                 self._id = value
-        elif name == "retry":
-            if value.isdigit() and value.isascii():
-                self._retry = int(value)
+        elif name == "retry" and value.isdigit() and value.isascii():
+            self._retry = int(value)
         # Any other field is ignored, as the standard says.
 
     def _dispatch(self) -> SSEEvent | None:

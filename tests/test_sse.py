@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import tracemalloc
 
 import pytest
@@ -16,7 +17,7 @@ def decode(body: bytes, *, splits: list[int] | None = None, **limits: int) -> li
     decoder = SSEDecoder(**limits)
     events: list[SSEEvent] = []
     cuts = [0, *(splits or []), len(body)]
-    for start, end in zip(cuts, cuts[1:], strict=False):
+    for start, end in itertools.pairwise(cuts):
         events.extend(decoder.feed(body[start:end]))
     events.extend(decoder.close())
     return events
