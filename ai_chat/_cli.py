@@ -143,7 +143,7 @@ def _finish_summary(event: FinishEvent) -> str:
     usage = event.get("usage")
     if usage:
         counts = [
-            f"{usage[key]} {label}"  # pyright: ignore[reportTypedDictNotRequiredAccess]
+            f"{usage[key]} {label}"
             for key, label in (
                 ("inputTokens", "in"),
                 ("outputTokens", "out"),

@@ -17,7 +17,7 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     │                          the original is ``__cause__``
     ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
     │                          cancelled read) and then read from it again
-    └── StreamBusyError        two tasks read the same stream at once
+    └── StreamBusyError        a second task tried to read the same stream
 
 "You closed it" (:class:`StreamClosedError`) and "it broke" (:class:`ProtocolError`,
 :class:`AdapterError`) are different exceptions. Cancellation is never wrapped in any of
@@ -177,7 +177,14 @@ class StreamClosedError(AIChatError):
 
 
 class StreamBusyError(AIChatError):
-    """Two tasks tried to read the same stream at the same time."""
+    """A task other than the stream's reader tried to read it.
+
+    A stream is read by one task, the one that read it first: two readers would each
+    see part of the answer, and both loops would end as if complete.
+    """
 
     def __init__(self) -> None:
-        super().__init__("another task is already reading this chat stream")
+        super().__init__(
+            "this chat stream is read by the task that first read it; read it from one task "
+            "(hand events to others through a memory object stream if needed)"
+        )

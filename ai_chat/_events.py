@@ -20,7 +20,7 @@ from ._shape import (
 )
 from ._types import ChatEvent
 from .limits import FrozenDict, JSONLimits
-from .limits._walk import (  # pyright: ignore[reportPrivateUsage]
+from .limits._walk import (
     _KEEP_ADDS_LENGTH,  # pyright: ignore[reportPrivateUsage]
     _KEEP_LONG_ESCAPES,  # pyright: ignore[reportPrivateUsage]
     _walk,  # pyright: ignore[reportPrivateUsage]

@@ -6,11 +6,14 @@ import contextlib
 import inspect
 import logging
 import math
+import time
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Final, cast
 
 import anyio
+import anyio.lowlevel
 
 from ._adapter import AbortSignal, AIChatAdapter
 from ._errors import (
@@ -23,7 +26,7 @@ from ._errors import (
 )
 from ._events import EventChecker
 from ._request import snapshot_request
-from ._spawn import spawn_detached
+from ._spawn import LoopHandle, spawn_detached, task_cancelled_from_outside, task_key_getter
 from ._types import ChatEvent, ChatRequest
 from .limits import JSONLimits
 
@@ -55,8 +58,13 @@ class _Pipe:
     __slots__ = (
         "abandoned",
         "buffer",
+        "close_requested",
+        "close_timeout",
         "data_ready",
         "done",
+        "iterator",
+        "loop",
+        "name",
         "outcome",
         "scope",
         "signal",
@@ -65,7 +73,9 @@ class _Pipe:
         "stopped_at",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, close_timeout: float) -> None:
+        self.name = name
+        self.close_timeout = close_timeout
         self.buffer: deque[ChatEvent] = deque()
         self.data_ready: anyio.Event | None = None
         self.space_ready: anyio.Event | None = None
@@ -74,9 +84,13 @@ class _Pipe:
         self.stop_reason: str | None = None
         self.stopped_at = 0.0
         self.abandoned = False
+        self.iterator: Any = None
+        # Set once the iterator's aclose() was requested while its __anext__ was blocked.
+        self.close_requested: anyio.Event | None = None
         self.signal = AbortSignal()
         self.scope = anyio.CancelScope()
         self.done = anyio.Event()
+        self.loop = LoopHandle()
 
     def wake_reader(self) -> None:
         waiter = self.data_ready
@@ -91,14 +105,35 @@ class _Pipe:
             waiter.set()
 
     def stop(self, reason: str) -> None:
-        """Stop the adapter (signal, cancel, close) and wake a pending read. Idempotent."""
+        """Stop the adapter and wake a pending read. Idempotent; call in the loop's thread.
+
+        The signal is aborted with ``reason`` and the adapter's task cancelled. An
+        iterator that is not an async generator also gets its ``aclose()`` requested at
+        once, without waiting for a blocked ``__anext__`` (an async generator cannot be
+        closed while it runs; it is closed as soon as its ``__anext__`` returns).
+        """
         if self.stop_reason is not None:
             return
-        self.stop_reason = reason
         if not self.done.is_set():
-            self.stopped_at = anyio.current_time()
+            self.stopped_at = time.monotonic()
             self.signal.abort(reason)
             self.scope.cancel()
+            iterator = self.iterator
+            if (
+                iterator is not None
+                and not inspect.isasyncgen(iterator)
+                and self.close_requested is None
+            ):
+                closed = self.close_requested = anyio.Event()
+                name, limit = self.name, self.close_timeout
+
+                async def close_now() -> None:
+                    failure = await _close(iterator, limit, name, closed)
+                    if failure is not None:
+                        logger.error("closing adapter %s raised %r", name, failure)
+
+                spawn_detached(close_now, name=f"ai_chat close {name}")
+        self.stop_reason = reason
         self.wake_reader()
         self.wake_writer()
 
@@ -133,10 +168,12 @@ class ChatStream:
         "_early_stop",
         "_limits",
         "_max_response_chars",
+        "_owner",
         "_pipe",
         "_raw_request",
         "_reading",
         "_request",
+        "_task_key",
     )
 
     def __init__(
@@ -181,6 +218,8 @@ class ChatStream:
         self._pipe: _Pipe | None = None
         self._early_stop: str | None = None
         self._reading = False
+        self._owner: object = None
+        self._task_key: Callable[[], object] | None = None
         self._request: ChatRequest | None = None
         self._raw_request: object = request
         if not lazy:
@@ -220,9 +259,14 @@ class ChatStream:
     async def __anext__(self) -> ChatEvent:
         pipe = self._pipe
         if pipe is None:
-            pipe = self._start()
+            pipe = await self._start()
+        if pipe.stop_reason is not None:
+            raise StreamClosedError(pipe.stop_reason)
+        if self._task_key is not None and self._task_key() is not self._owner:
+            raise StreamBusyError()
         buffer = pipe.buffer
-        if buffer and pipe.stop_reason is None:
+        if buffer:
+            # Buffered events are handed over without a checkpoint, like receive_nowait().
             event = buffer.popleft()
             if pipe.space_ready is not None:
                 pipe.wake_writer()
@@ -252,21 +296,28 @@ class ChatStream:
         pipe.wake_writer()
         return event
 
-    def _start(self) -> _Pipe:
+    async def _start(self) -> _Pipe:
         if self._early_stop is not None:
             raise StreamClosedError(self._early_stop)
         request = self._snapshot()
-        pipe = self._pipe = _Pipe()
+        try:
+            # A read in an already-cancelled scope must not start the adapter.
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except anyio.get_cancelled_exc_class():
+            self._early_stop = "the consumer's read was cancelled"
+            raise
+        if self._pipe is not None:  # another task started it meanwhile
+            return self._pipe
+        self._task_key = task_key_getter()
+        self._owner = self._task_key()
+        adapter = self._adapter
+        name = type(adapter).__name__
+        pipe = self._pipe = _Pipe(name, self._close_timeout)
         # The task must not refer to self, so that an abandoned stream can be collected.
-        adapter, limits, max_chars, timeout = (
-            self._adapter,
-            self._limits,
-            self._max_response_chars,
-            self._close_timeout,
-        )
+        limits, max_chars = self._limits, self._max_response_chars
         spawn_detached(
-            lambda: _run_adapter(adapter, request, pipe, limits, max_chars, timeout),
-            name=f"ai_chat adapter {type(adapter).__name__}",
+            lambda: _run_adapter(adapter, request, pipe, limits, max_chars),
+            name=f"ai_chat adapter {name}",
         )
         return pipe
 
@@ -279,6 +330,8 @@ class ChatStream:
         pending read and every later read raise :class:`~ai_chat.StreamClosedError`.
         Call :meth:`aclose` (or leave ``async with``) to wait for the adapter to stop.
         """
+        if type(reason) is not str:
+            raise ConfigurationError("reason", reason, "a string saying why the stream stops")
         if self._pipe is None:
             if self._early_stop is None:
                 self._early_stop = reason
@@ -325,9 +378,14 @@ class ChatStream:
     def __del__(self) -> None:
         pipe = getattr(self, "_pipe", None)
         if pipe is not None and pipe.stop_reason is None and not pipe.done.is_set():
+            # The collector may run in any thread; the stop must happen in the loop's.
             # Without a running event loop there is nothing left to stop.
             with contextlib.suppress(Exception):
-                pipe.stop("the stream was garbage-collected while the adapter was running")
+                pipe.loop.run_soon(
+                    lambda: pipe.stop(
+                        "the stream was garbage-collected while the adapter was running"
+                    )
+                )
 
     def __repr__(self) -> str:
         pipe = self._pipe
@@ -348,54 +406,70 @@ async def _run_adapter(
     pipe: _Pipe,
     limits: JSONLimits,
     max_response_chars: int,
-    close_timeout: float,
 ) -> None:
-    """The adapter's task: read, validate and hand over events until the end or a stop."""
-    name = type(adapter).__name__
+    """The adapter's task: read, validate and hand over events until the end or a stop.
+
+    Whatever happens, the iterator is closed, the outcome recorded and the reader woken
+    (the ``finally``); only a cancellation of this task itself (the event loop shutting
+    down) propagates out of it.
+    """
+    name = pipe.name
     checker = EventChecker(limits, max_response_chars, name)
-    iterator: Any = None
     outcome: _End | BaseException = _END
+    shutdown: BaseException | None = None
     try:
-        with pipe.scope:
-            iterator = _open(adapter, request, pipe.signal, name)
-            anext = iterator.__anext__
-            buffer = pipe.buffer
-            while True:
-                try:
-                    raw = await anext()
-                except StopAsyncIteration:
-                    checker.check_end()
-                    break
-                if pipe.stop_reason is not None:
-                    break
-                buffer.append(checker.check(raw))
-                if pipe.data_ready is not None:
-                    pipe.wake_reader()
-                while len(buffer) >= READ_AHEAD and pipe.stop_reason is None:
-                    waiter = pipe.space_ready = anyio.Event()
-                    await waiter.wait()
-    except AIChatError as exc:
-        outcome = exc
-    except Exception as exc:
-        error = AdapterError(name, f"{type(exc).__name__}: {exc}")
-        error.__cause__ = exc
-        outcome = error
-    except anyio.get_cancelled_exc_class():
-        # Not our scope's cancellation (that one the scope absorbs): the event loop is
-        # shutting down. Stop the adapter and let the cancellation end this task.
-        outcome = StreamClosedError("the event loop is shutting down")
+        try:
+            with pipe.scope:
+                iterator = _open(adapter, request, pipe.signal, name)
+                pipe.iterator = iterator
+                anext = iterator.__anext__
+                buffer = pipe.buffer
+                while True:
+                    try:
+                        raw = await anext()
+                    except StopAsyncIteration:
+                        checker.check_end()
+                        break
+                    if pipe.stop_reason is not None:
+                        break
+                    buffer.append(checker.check(raw))
+                    if pipe.data_ready is not None:
+                        pipe.wake_reader()
+                    while len(buffer) >= READ_AHEAD and pipe.stop_reason is None:
+                        waiter = pipe.space_ready = anyio.Event()
+                        await waiter.wait()
+        except AIChatError as exc:
+            outcome = exc
+        except Exception as exc:
+            outcome = _adapter_error(name, exc)
+        except anyio.get_cancelled_exc_class() as exc:
+            if task_cancelled_from_outside():
+                # Not our scope's cancellation (the scope absorbs that): the event loop is
+                # shutting down. Stop and close the adapter, then let this task end.
+                shutdown = exc
+                outcome = StreamClosedError("the event loop is shutting down")
+                pipe.stop("the event loop is shutting down")
+            else:
+                # asyncio only: the adapter awaited something that someone else cancelled.
+                outcome = _adapter_error(name, exc)
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: for the consumer to see
+            outcome = exc
+        if outcome is not _END:
+            pipe.signal.abort(f"the stream failed: {outcome}")
+    finally:
+        failure = await _close(pipe.iterator, pipe.close_timeout, name, None, pipe.close_requested)
+        if failure is not None and outcome is _END:
+            outcome = failure
         pipe.outcome = outcome
-        pipe.stop("the event loop is shutting down")
-        await _close(iterator, close_timeout, name)
         _finished(pipe, name)
-        raise
-    except BaseException as exc:  # KeyboardInterrupt, SystemExit: for the consumer to see
-        outcome = exc
-    if outcome is not _END:
-        pipe.signal.abort(f"the stream failed: {outcome}")
-    await _close(iterator, close_timeout, name)
-    pipe.outcome = outcome
-    _finished(pipe, name)
+    if shutdown is not None:
+        raise shutdown
+
+
+def _adapter_error(name: str, exc: BaseException) -> AdapterError:
+    error = AdapterError(name, f"{type(exc).__name__}: {exc}")
+    error.__cause__ = exc
+    return error
 
 
 def _open(adapter: AIChatAdapter, request: ChatRequest, signal: AbortSignal, name: str) -> Any:
@@ -413,18 +487,42 @@ def _open(adapter: AIChatAdapter, request: ChatRequest, signal: AbortSignal, nam
     return iterator
 
 
-async def _close(iterator: Any, limit: float, name: str) -> None:
-    """Request the iterator's aclose(), bounded and shielded; log what goes wrong."""
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is None:
-        return
+async def _close(
+    iterator: Any,
+    limit: float,
+    name: str,
+    done: anyio.Event | None = None,
+    requested: anyio.Event | None = None,
+) -> BaseException | None:
+    """Request the iterator's aclose(), bounded and shielded, and never raise.
+
+    If ``requested`` is given, an earlier request is under way: wait for it instead.
+    Failures are logged; a KeyboardInterrupt or SystemExit is returned for the consumer.
+    """
+    failure: BaseException | None = None
     with anyio.move_on_after(limit, shield=True) as scope:
-        try:
-            await aclose()
-        except Exception:
-            logger.warning("closing adapter %s raised", name, exc_info=True)
+        if requested is not None:
+            await requested.wait()
+        else:
+            aclose = getattr(iterator, "aclose", None)
+            try:
+                if aclose is not None:
+                    await aclose()
+            except anyio.get_cancelled_exc_class():
+                if task_cancelled_from_outside():
+                    raise  # our own deadline: the scope absorbs it
+                logger.warning(
+                    "closing adapter %s raised a stray cancellation", name, exc_info=True
+                )
+            except Exception:
+                logger.warning("closing adapter %s raised", name, exc_info=True)
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit
+                failure = exc
     if scope.cancelled_caught:
         logger.warning("adapter %s did not finish closing within %.3g s", name, limit)
+    if done is not None:
+        done.set()
+    return failure
 
 
 def _finished(pipe: _Pipe, name: str) -> None:
@@ -434,8 +532,12 @@ def _finished(pipe: _Pipe, name: str) -> None:
         logger.warning(
             "adapter %s finished its leftover work %.3g s after the stream was stopped",
             name,
-            anyio.current_time() - pipe.stopped_at,
+            time.monotonic() - pipe.stopped_at,
         )
+    outcome = pipe.outcome
+    if pipe.stop_reason is not None and isinstance(outcome, (KeyboardInterrupt, SystemExit)):
+        # The consumer has gone: nobody will read this outcome, so say it here.
+        logger.error("adapter %s raised %r after its stream was stopped", name, outcome)
 
 
 def create_chat_stream(

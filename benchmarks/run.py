@@ -110,9 +110,9 @@ def history_at_the_limits(words: list[str], seed: int = 7) -> list[dict[str, Any
 
 def count_values(value: Any) -> int:
     if isinstance(value, dict):
-        return 1 + sum(count_values(v) for v in value.values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return 1 + sum(count_values(v) for v in value.values())  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, list):
-        return 1 + sum(count_values(v) for v in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return 1 + sum(count_values(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
     return 1
 
 

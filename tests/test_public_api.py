@@ -16,6 +16,7 @@ import ai_chat
 import ai_chat._adapter
 import ai_chat._errors
 import ai_chat._messages
+import ai_chat._sse
 import ai_chat._stream
 import ai_chat._types
 import ai_chat.adapters
@@ -24,8 +25,10 @@ import ai_chat.limits
 import ai_chat.limits._frozen
 import ai_chat.limits._limits
 import ai_chat.limits._walk
+import ai_chat.sse
 import ai_chat.testing
 import ai_chat.testing._conformance
+import ai_chat.types
 from ai_chat import AIChatError
 
 # Each public module's __all__, and where each name is defined.
@@ -51,6 +54,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "Role": ai_chat._types,
         "StreamBusyError": ai_chat._errors,
         "StreamClosedError": ai_chat._errors,
+        "StreamFormatError": ai_chat._errors,
         "TextPart": ai_chat._types,
         "ToolCallPart": ai_chat._types,
         "ToolDefinition": ai_chat._types,
@@ -77,6 +81,14 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
     ai_chat.testing: {
         "AdapterConformance": ai_chat.testing._conformance,
     },
+    ai_chat.sse: {
+        "DEFAULT_MAX_BODY_BYTES": ai_chat._sse,
+        "DEFAULT_MAX_EVENT_CHARS": ai_chat._sse,
+        "DEFAULT_MAX_LINE_CHARS": ai_chat._sse,
+        "SSEDecoder": ai_chat._sse,
+        "SSEEvent": ai_chat._sse,
+    },
+    ai_chat.types: dict.fromkeys(ai_chat._types.__all__, ai_chat._types),
 }
 
 PUBLIC = [pytest.param(module, id=module.__name__) for module in DOCUMENTED]

@@ -483,7 +483,7 @@ def test_valid_parameters_are_kept_as_given(parameters: dict[str, object]) -> No
     stream = create_chat_stream(RecordingAdapter(), request)
     snapshot = stream.request
     assert type(snapshot["parameters"]) is FrozenDict
-    assert thaw(snapshot["parameters"]) == parameters
+    assert thaw(cast(object, snapshot["parameters"])) == parameters
     assert thaw(snapshot) == request
 
 

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from ai_chat import (
@@ -17,6 +18,7 @@ from ai_chat import (
     AIChatError,
     ChatRequest,
     ChatStream,
+    ConfigurationError,
     LimitExceededError,
     ProtocolError,
     StreamBusyError,
@@ -166,17 +168,45 @@ async def test_stream_chat_reports_invalid_input_at_iteration() -> None:
     assert caught.value.path == "$.messages[0].id"
 
 
-async def test_concurrent_reads_are_refused() -> None:
-    stream = create_chat_stream(Recorder({"type": "start"}, forever), REQUEST)
+async def test_only_the_first_reading_task_may_read() -> None:
+    stream = create_chat_stream(ScriptedAdapter(TEXT), REQUEST)
+    refused: list[BaseException] = []
+
+    async def other_reader() -> None:
+        try:
+            await stream.__anext__()
+        except StreamBusyError as exc:
+            refused.append(exc)
+
     with anyio.fail_after(GUARD):
-        await stream.__anext__()
+        await anyio.lowlevel.checkpoint()
+        first = await stream.__anext__()
+        await anyio.sleep(0.01)  # the adapter has filled the buffer by now
         async with anyio.create_task_group() as tg:
-            tg.start_soon(stream.__anext__)
-            await anyio.wait_all_tasks_blocked()
-            with pytest.raises(StreamBusyError):
-                await stream.__anext__()
-            tg.cancel_scope.cancel()
-        await stream.aclose()
+            tg.start_soon(other_reader)
+        rest = await read_all(stream)
+    assert len(refused) == 1
+    # The reader still gets every event: nothing went to the refused task.
+    assert [first["type"], *(e["type"] for e in rest)] == [e["type"] for e in TEXT]
+
+
+async def test_two_loops_in_two_tasks_cannot_split_an_answer() -> None:
+    stream = create_chat_stream(ScriptedAdapter(TEXT * 1 + []), REQUEST)
+    outcomes: list[str] = []
+
+    async def loop() -> None:
+        try:
+            async for _ in stream:
+                await anyio.lowlevel.checkpoint()
+            outcomes.append("complete")
+        except StreamBusyError:
+            outcomes.append("refused")
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(loop)
+            tg.start_soon(loop)
+    assert sorted(outcomes) == ["complete", "refused"]
 
 
 async def test_an_adapter_returning_a_coroutine_is_a_protocol_error() -> None:
@@ -220,11 +250,16 @@ async def test_cancelling_a_pending_read(how: str) -> None:
                 await stream.__anext__()
             assert scope.cancelled_caught
         else:
+            # A stream is read by one task: the reading task here owns a fresh stream.
             reached: list[bool] = []
+            await stream.aclose()
+            adapter = Recorder({"type": "start"}, forever)
+            other = create_chat_stream(adapter, REQUEST)
 
             async def reader() -> None:
+                await other.__anext__()
                 try:
-                    await stream.__anext__()
+                    await other.__anext__()
                 except anyio.get_cancelled_exc_class():
                     reached.append(True)
                     raise
@@ -234,6 +269,7 @@ async def test_cancelling_a_pending_read(how: str) -> None:
                 await anyio.wait_all_tasks_blocked()
                 tg.cancel_scope.cancel()
             assert reached == [True]
+            stream = other
         signal = adapter.signal
         assert signal is not None and signal.aborted
         assert signal.reason == "the consumer's read was cancelled"
@@ -530,7 +566,7 @@ async def test_a_failing_aclose_of_the_adapter_is_logged_not_raised(
         def stream(self, request: ChatRequest, signal: AbortSignal) -> BadClose:
             return BadClose()
 
-    stream = create_chat_stream(Adapter(), REQUEST)  # type: ignore[arg-type]
+    stream = create_chat_stream(Adapter(), REQUEST)
     with anyio.fail_after(GUARD):
         await stream.__anext__()
         await stream.aclose()
@@ -567,3 +603,139 @@ async def test_the_delta_fast_path_accepts_only_exact_json_types(
     with anyio.fail_after(GUARD), pytest.raises(ProtocolError) as caught:
         await read_all(create_chat_stream(ScriptedAdapter(events), REQUEST))
     assert caught.value.event_index == 1
+
+
+# --- review findings: stopping in odd places --------------------------------------------
+
+
+class AcloseRaises:
+    """A class-based iterator whose aclose() fails in the given way."""
+
+    def __init__(self, failure: str) -> None:
+        self.failure = failure
+        self.events = [{"type": "start"}, {"type": "finish", "finishReason": "stop"}]
+
+    def __aiter__(self) -> AcloseRaises:
+        return self
+
+    async def __anext__(self) -> Mapping[str, Any]:
+        if not self.events:
+            raise StopAsyncIteration
+        return self.events.pop(0)
+
+    async def aclose(self) -> None:
+        if self.failure == "keyboard":
+            raise KeyboardInterrupt
+        # A helper task it cancels and then awaits: a stray cancellation on asyncio.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.sleep_forever)
+            tg.cancel_scope.cancel()
+        raise OSError("close failed")
+
+
+@pytest.mark.parametrize("failure", ["keyboard", "oserror"])
+async def test_a_failing_aclose_never_hangs_the_reader(failure: str) -> None:
+    class Adapter:
+        def stream(self, request: ChatRequest, signal: AbortSignal) -> AcloseRaises:
+            return AcloseRaises(failure)
+
+    stream = create_chat_stream(Adapter(), REQUEST)
+    seen: list[str] = []
+    with anyio.fail_after(GUARD):
+        if failure == "keyboard":
+            with pytest.raises(KeyboardInterrupt):
+                async for event in stream:
+                    seen.append(event["type"])
+        else:
+            async for event in stream:
+                seen.append(event["type"])
+    assert seen == ["start", "finish"]
+    assert not stream.adapter_running
+
+
+async def test_abort_needs_a_string_reason() -> None:
+    stream = create_chat_stream(ScriptedAdapter(TEXT), REQUEST)
+    with pytest.raises(ConfigurationError):
+        stream.abort(None)  # type: ignore[arg-type]
+
+
+class BlockingIterator:
+    """A class-based iterator blocked in __anext__ until its aclose() releases it."""
+
+    def __init__(self) -> None:
+        self.released = anyio.Event()
+        self.sent = False
+        self.aclose_calls = 0
+
+    def __aiter__(self) -> BlockingIterator:
+        return self
+
+    async def __anext__(self) -> Mapping[str, Any]:
+        if not self.sent:
+            self.sent = True
+            return {"type": "start"}
+        with anyio.CancelScope(shield=True):  # ignores cancellation...
+            await self.released.wait()  # ...until aclose() runs
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        self.aclose_calls += 1
+        self.released.set()
+
+
+async def test_aclose_of_a_blocked_class_iterator_is_requested_at_once() -> None:
+    iterator = BlockingIterator()
+
+    class Adapter:
+        def stream(self, request: ChatRequest, signal: AbortSignal) -> BlockingIterator:
+            return iterator
+
+    stream = create_chat_stream(Adapter(), REQUEST, close_timeout=5.0)
+    with anyio.fail_after(GUARD):
+        await stream.__anext__()
+        await stream.aclose()  # returns as soon as the adapter stops: aclose() unblocks it
+    assert iterator.aclose_calls == 1
+    assert not stream.adapter_running
+
+
+async def test_garbage_collection_in_another_thread_still_stops_the_adapter() -> None:
+    import gc
+
+    adapter = Recorder({"type": "start"}, forever)
+    stream = create_chat_stream(adapter, REQUEST)
+    with anyio.fail_after(GUARD):
+        await stream.__anext__()
+        holder: list[Any] = [stream]
+        holder.append(holder)  # a cycle: only the cyclic collector frees it
+        del stream, holder
+        await anyio.to_thread.run_sync(gc.collect)
+        while adapter.closed == 0:
+            await anyio.sleep(0.001)
+    assert adapter.signal is not None
+    assert "garbage-collected" in (adapter.signal.reason or "")
+
+
+async def test_a_read_in_a_cancelled_scope_does_not_start_the_adapter() -> None:
+    adapter = Recorder(*TEXT)
+    stream = create_chat_stream(adapter, REQUEST)
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await stream.__anext__()
+    assert scope.cancelled_caught
+    assert adapter.started == 0
+    with pytest.raises(StreamClosedError, match="read was cancelled"):
+        await stream.__anext__()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # only asyncio has stray cancellations
+async def test_a_stray_cancellation_inside_the_adapter_is_an_adapter_error() -> None:
+    import asyncio
+
+    async def stray(signal: AbortSignal) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        future.cancel()
+        await future
+
+    with anyio.fail_after(GUARD), pytest.raises(AdapterError) as caught:
+        await read_all(create_chat_stream(Recorder({"type": "start"}, stray), REQUEST))
+    assert isinstance(caught.value.__cause__, asyncio.CancelledError)

@@ -35,22 +35,22 @@ class FrozenDict(dict[_K, _V]):
     def __delitem__(self, key: _K) -> NoReturn:
         _immutable("__delitem__")
 
-    def __ior__(self, other: Any) -> NoReturn:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def __ior__(self, other: Any) -> NoReturn:
         _immutable("__ior__")
 
     def clear(self) -> NoReturn:
         _immutable("clear")
 
-    def pop(self, *args: Any) -> NoReturn:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def pop(self, *args: Any) -> NoReturn:
         _immutable("pop")
 
     def popitem(self) -> NoReturn:
         _immutable("popitem")
 
-    def setdefault(self, *args: Any) -> NoReturn:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def setdefault(self, *args: Any) -> NoReturn:
         _immutable("setdefault")
 
-    def update(self, *args: Any, **kwargs: Any) -> NoReturn:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
         _immutable("update")
 
     def __hash__(self) -> int:  # pyright: ignore[reportIncompatibleVariableOverride]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
 from .._errors import AIChatError, LimitExceededError, ValidationError
@@ -33,12 +34,16 @@ __all__ = [
 ]
 
 JSONValue: TypeAlias = (
-    "bool | int | float | str | tuple[JSONValue, ...] | FrozenDict[str, JSONValue] | None"
+    "bool | int | float | str | tuple[JSONValue, ...] | Mapping[str, JSONValue] | None"
 )
-"""A frozen JSON value, as :func:`freeze_json` returns it."""
+"""A frozen JSON value, as :func:`freeze_json` returns it.
 
-JSONObject: TypeAlias = "FrozenDict[str, JSONValue]"
-"""A frozen JSON object."""
+Objects are typed as read-only ``Mapping`` s so that pyright flags an attempt to change
+one; at run time they are :class:`FrozenDict` (a ``dict``), which ``json.dumps`` takes.
+"""
+
+JSONObject: TypeAlias = "Mapping[str, JSONValue]"
+"""A frozen JSON object (a :class:`FrozenDict` at run time)."""
 
 _DEFAULT_LIMITS = JSONLimits()
 
@@ -55,7 +60,8 @@ _KEEP_LONG_ESCAPES = bytes(
 )
 
 
-_MAX_SAFE_INT = 2**53
+# JavaScript's Number.MAX_SAFE_INTEGER: beyond it a JavaScript reader rounds integers.
+_MAX_SAFE_INT = 2**53 - 1
 _PATH_KEY_MAX = 64
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 
@@ -290,12 +296,13 @@ def _scalar_size(v: object, stack: list[_Frame], root: str, child: str | int | N
     if t is int:
         if -_MAX_SAFE_INT <= cast(int, v) <= _MAX_SAFE_INT:
             return len(str(v))
-        try:
-            return len(js_number(cast(int, v)))
-        except ValueError:
-            raise _fail(
-                stack, root, "integer too large for a JSON number (beyond a double's range)", child
-            ) from None
+        raise _fail(
+            stack,
+            root,
+            "integer beyond JavaScript's safe range (±9007199254740991): a JavaScript reader "
+            "would silently round it; send it as a string",
+            child,
+        )
     if t is float:
         f = cast(float, v)
         if not math.isfinite(f):

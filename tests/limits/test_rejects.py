@@ -264,33 +264,35 @@ def test_path_formatting_of_keys(key: str, path: str) -> None:
 # --------------------------------------------------------------------------------------
 
 _MAX_DOUBLE_INT = int(1.7976931348623157e308)
+_SAFE = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
+
+
+@pytest.mark.parametrize("edge", [_SAFE, -_SAFE, _SAFE - 1, 0])
+def test_ints_within_the_safe_range_are_accepted_unchanged(edge: int) -> None:
+    frozen = cast("tuple[object, ...]", freeze_json([edge]))
+    assert frozen == (edge,)
+    assert type(frozen[0]) is int
+    assert json_size(edge) == len(str(edge))
 
 
 @pytest.mark.parametrize(
-    ("big", "js_text"),
+    "big",
     [
-        (2**53, "9007199254740992"),
-        (2**53 + 1, "9007199254740992"),
-        (2**64, "18446744073709552000"),
-        (-(2**64), "-18446744073709552000"),
-        (-(2**70), "-1.1805916207174113e+21"),
-        (10**308, "1e+308"),
-        (_MAX_DOUBLE_INT, "1.7976931348623157e+308"),
-        (2**1024 - 2**970 - 1, "1.7976931348623157e+308"),
+        _SAFE + 1,
+        -_SAFE - 1,
+        2**64,
+        -(2**70),
+        10**308,
+        _MAX_DOUBLE_INT,
+        2**1024,
+        10**400,
+        -(10**400),
     ],
 )
-def test_big_ints_inside_double_range_are_accepted_unchanged(big: int, js_text: str) -> None:
-    frozen = cast("tuple[object, ...]", freeze_json([big]))
-    assert frozen == (big,)
-    assert type(frozen[0]) is int
-    assert json_size(big) == len(js_text)
-    assert json_size([big]) == len(js_text) + 2
-
-
-@pytest.mark.parametrize("big", [2**1024 - 2**970, 2**1024, 10**309, 10**400, -(10**400)])
-def test_ints_beyond_double_range_are_rejected(big: int) -> None:
+def test_ints_beyond_the_safe_range_are_rejected(big: int) -> None:
+    # A JavaScript reader would round them silently; nothing is silently altered.
     for fn in (freeze_json, json_size):
-        with pytest.raises(ValidationError) as exc:
+        with pytest.raises(ValidationError, match="safe range") as exc:
             fn({"n": [big]})
         assert exc.value.path == "$.n[0]"
 
