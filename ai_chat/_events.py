@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import cast
 
 from ._errors import LimitExceededError, ProtocolError, ValidationError
@@ -184,9 +185,11 @@ class EventChecker:
                 event_type=_type_of(raw),
             )
         if kind_of_value is not dict and kind_of_value is not FrozenDict:
-            raise ProtocolError(
-                f"expected an event object, got {describe(value)}", event_index=index
-            )
+            if not isinstance(value, Mapping):
+                raise ProtocolError(
+                    f"expected an event object, got {describe(value)}", event_index=index
+                )
+            raw = dict(cast("Mapping[object, object]", value))  # any mapping, copied once
         try:
             frozen, size = _walk(raw, self._limits, "$")
         except ValidationError as exc:

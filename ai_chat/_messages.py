@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ._errors import ValidationError
@@ -90,7 +90,17 @@ def normalize_messages(
 def _normalize(messages: object, limits: JSONLimits, root: str) -> tuple[Message, ...]:
     kind = type(messages)
     if kind is not list and kind is not tuple:
-        raise ValidationError(root, f"expected an array of messages, got {describe(messages)}")
+        if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes, bytearray)):
+            raise ValidationError(root, f"expected an array of messages, got {describe(messages)}")
+        messages = list(cast("Sequence[object]", messages))
+    items = cast("list[object] | tuple[object, ...]", messages)
+    if any(
+        type(m) is not dict and type(m) is not FrozenDict and isinstance(m, Mapping) for m in items
+    ):
+        # Any mapping is taken as a message; what it holds must be plain JSON.
+        messages = [
+            dict(cast("Mapping[str, object]", m)) if isinstance(m, Mapping) else m for m in items
+        ]
     frozen = cast("tuple[object, ...]", freeze_json(messages, limits, root=root))
     valid = _plainly_valid
     for index, message in enumerate(frozen):

@@ -739,3 +739,22 @@ async def test_a_stray_cancellation_inside_the_adapter_is_an_adapter_error() -> 
     with anyio.fail_after(GUARD), pytest.raises(AdapterError) as caught:
         await read_all(create_chat_stream(Recorder({"type": "start"}, stray), REQUEST))
     assert isinstance(caught.value.__cause__, asyncio.CancelledError)
+
+
+async def test_any_mapping_is_an_event_and_any_sequence_of_mappings_a_history() -> None:
+    from collections import OrderedDict
+    from types import MappingProxyType
+
+    events: list[Mapping[str, Any]] = [
+        MappingProxyType({"type": "start"}),
+        OrderedDict(type="text-start", id="t"),
+        {"type": "text-delta", "id": "t", "delta": "x"},
+        {"type": "text-end", "id": "t"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    history = (MappingProxyType(m) for m in [dict(REQUEST["messages"][0])])
+    request = {"messages": list(history)}
+    with anyio.fail_after(GUARD):
+        seen = await read_all(create_chat_stream(ScriptedAdapter(events), request))
+    assert [type(e) for e in seen] == [FrozenDict] * 5
+    assert [e["type"] for e in seen] == [e["type"] for e in events]

@@ -20,7 +20,6 @@ __all__ = ["AdapterConformance"]
 # A guard against hangs, not a performance assertion: every check below finishes in
 # milliseconds with a conforming adapter.
 _HANG_GUARD = 10.0
-_CLOSE_TIMEOUT = 2.0
 
 # Fields whose value is any JSON, null included; every other field must be absent
 # rather than null.
@@ -41,9 +40,11 @@ class AdapterConformance:
       event and then keeps the answer open (for seconds, or until stopped), so that a
       read is pending when the checks stop the stream.
 
-    Optionally override ``chat_request`` (the request both receive) and
+    Optionally override ``chat_request`` (the request both receive),
     :meth:`assert_released` (an adapter-specific check that its resources, such as an
-    HTTP connection, were released after a stop). Your ``conftest.py`` must provide the
+    HTTP connection, were released after a stop) and ``stop_timeout``: how long an
+    adapter may take to stop after its stream is stopped (default 0.5 s; a prompt
+    adapter takes milliseconds). Your ``conftest.py`` must provide the
     ``anyio_backend`` fixture; parametrize it over ``asyncio`` and ``trio``.
 
     Example::
@@ -57,6 +58,8 @@ class AdapterConformance:
             def slow_adapter(self) -> MyAdapter:
                 return MyAdapter(..., slow=True)
     """
+
+    stop_timeout: float = 0.5
 
     @pytest.fixture
     def chat_request(self) -> Mapping[str, Any]:
@@ -76,7 +79,7 @@ class AdapterConformance:
         events: list[ChatEvent] = []
         with anyio.fail_after(_HANG_GUARD):
             async with create_chat_stream(
-                adapter, chat_request, close_timeout=_CLOSE_TIMEOUT
+                adapter, chat_request, close_timeout=self.stop_timeout
             ) as stream:
                 # `async for` ends normally only after finish and a clean end of the adapter.
                 async for event in stream:
@@ -110,7 +113,7 @@ class AdapterConformance:
     ) -> None:
         tasks_before = len(anyio.get_running_tasks())
         with anyio.fail_after(_HANG_GUARD):
-            stream = create_chat_stream(slow_adapter, chat_request, close_timeout=_CLOSE_TIMEOUT)
+            stream = create_chat_stream(slow_adapter, chat_request, close_timeout=self.stop_timeout)
             await _read_until_pending(stream)
             with anyio.move_on_after(0.05) as scope:
                 await stream.__anext__()
@@ -118,7 +121,7 @@ class AdapterConformance:
             signal = stream.signal
             assert signal is not None and signal.aborted and signal.reason
             await stream.aclose()
-            assert not stream.adapter_running, "the adapter did not stop within close_timeout"
+            assert not stream.adapter_running, "the adapter did not stop within stop_timeout"
             with pytest.raises(StreamClosedError):
                 await stream.__anext__()
         await self.assert_released(slow_adapter)
@@ -130,13 +133,13 @@ class AdapterConformance:
     ) -> None:
         tasks_before = len(anyio.get_running_tasks())
         with anyio.fail_after(_HANG_GUARD):
-            stream = create_chat_stream(slow_adapter, chat_request, close_timeout=_CLOSE_TIMEOUT)
+            stream = create_chat_stream(slow_adapter, chat_request, close_timeout=self.stop_timeout)
             await stream.__anext__()
             await stream.aclose()
             await stream.aclose()  # idempotent
             signal = stream.signal
             assert signal is not None and signal.aborted
-            assert not stream.adapter_running, "the adapter did not stop within close_timeout"
+            assert not stream.adapter_running, "the adapter did not stop within stop_timeout"
         await self.assert_released(slow_adapter)
         assert len(anyio.get_running_tasks()) == tasks_before
 
@@ -147,11 +150,11 @@ class AdapterConformance:
         tasks_before = len(anyio.get_running_tasks())
         with anyio.fail_after(_HANG_GUARD):
             async with create_chat_stream(
-                slow_adapter, chat_request, close_timeout=_CLOSE_TIMEOUT
+                slow_adapter, chat_request, close_timeout=self.stop_timeout
             ) as stream:
                 async for _event in stream:
                     break
-            assert not stream.adapter_running, "the adapter did not stop within close_timeout"
+            assert not stream.adapter_running, "the adapter did not stop within stop_timeout"
         await self.assert_released(slow_adapter)
         assert len(anyio.get_running_tasks()) == tasks_before
 
@@ -161,7 +164,7 @@ class AdapterConformance:
     ) -> None:
         with anyio.fail_after(_HANG_GUARD):
             async with create_chat_stream(
-                slow_adapter, chat_request, close_timeout=_CLOSE_TIMEOUT
+                slow_adapter, chat_request, close_timeout=self.stop_timeout
             ) as stream:
                 await _read_until_pending(stream)
 
