@@ -2,7 +2,8 @@
 
 Run with ``uv run python benchmarks/run.py`` (add ``--quick`` for a short smoke run).
 Absolute times drift on shared machines; the ratios are what to compare. Timings are
-interleaved (baseline, subject, baseline, ...) and the median of the repetitions is used.
+interleaved (baseline, subject, baseline, ...); normalize_messages reports the best round
+of each (the least disturbed), the event and cancel benchmarks the median.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def count_values(value: Any) -> int:
 def interleaved(
     baseline: Callable[[], object], subject: Callable[[], object], rounds: int
 ) -> tuple[float, float]:
-    """Median seconds of each, measured alternately so machine noise hits both alike."""
+    """Best seconds of each, measured alternately so machine noise hits both alike."""
     base: list[float] = []
     subj: list[float] = []
     for _ in range(rounds):

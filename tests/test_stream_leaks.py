@@ -42,7 +42,9 @@ class Stubborn:
     def __init__(self, where: str) -> None:
         self.where = where
 
-    async def stream(self, request: ChatRequest, signal: AbortSignal) -> AsyncIterator[Mapping[str, Any]]:
+    async def stream(
+        self, request: ChatRequest, signal: AbortSignal
+    ) -> AsyncIterator[Mapping[str, Any]]:
         yield {"type": "start"}
         if self.where == "shielded":
             with anyio.CancelScope(shield=True):
