@@ -17,6 +17,7 @@ from ._errors import (
     ValidationError,
 )
 from ._messages import normalize_messages
+from ._narrow import is_data, is_event, is_part
 from ._stream import ChatStream, create_chat_stream, stream_chat
 from ._types import (
     ChatEvent,
@@ -65,6 +66,9 @@ __all__ = [
     "Usage",
     "ValidationError",
     "create_chat_stream",
+    "is_data",
+    "is_event",
+    "is_part",
     "normalize_messages",
     "stream_chat",
 ]

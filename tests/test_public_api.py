@@ -16,6 +16,7 @@ import ai_chat
 import ai_chat._adapter
 import ai_chat._errors
 import ai_chat._messages
+import ai_chat._narrow
 import ai_chat._sse
 import ai_chat._stream
 import ai_chat._types
@@ -62,6 +63,9 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "Usage": ai_chat._types,
         "ValidationError": ai_chat._errors,
         "create_chat_stream": ai_chat._stream,
+        "is_data": ai_chat._narrow,
+        "is_event": ai_chat._narrow,
+        "is_part": ai_chat._narrow,
         "normalize_messages": ai_chat._messages,
         "stream_chat": ai_chat._stream,
     },

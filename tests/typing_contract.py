@@ -5,7 +5,15 @@ reportUnnecessaryTypeIgnoreComment, so if one of them stopped being an error the
 fails. The lines without a comment must type-check cleanly.
 """
 
-from ai_chat import ChatStream, Message, TextPart, normalize_messages
+from ai_chat import (
+    ChatStream,
+    Message,
+    TextPart,
+    is_data,
+    is_event,
+    is_part,
+    normalize_messages,
+)
 from ai_chat.limits import freeze_json
 
 
@@ -18,6 +26,22 @@ async def readers_get_typed_values(stream: ChatStream) -> None:
                 print(delta.upper())
             case _:
                 pass
+
+
+async def guards_narrow_events_and_parts(stream: ChatStream, messages: tuple[Message, ...]) -> None:
+    async for event in stream:
+        if is_event(event, "text-delta"):
+            print(event["delta"].upper())
+        elif is_event(event, "finish"):
+            print(event["finishReason"], event.get("usage"))
+        elif is_data(event, "weather"):
+            print(event["data"])
+        print(event["delta"])  # pyright: ignore[reportGeneralTypeIssues, reportUnknownArgumentType]
+    for part in messages[0]["parts"]:
+        if is_part(part, "tool-call"):
+            print(part["toolName"], part["input"])
+        elif is_data(part):
+            print(part["data"])
 
 
 def messages_are_read_only(messages: tuple[Message, ...], part: TextPart) -> None:
