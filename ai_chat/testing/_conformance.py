@@ -69,6 +69,18 @@ class AdapterConformance:
     async def assert_released(self, adapter: AIChatAdapter) -> None:
         """Override to check adapter-specific resources after a stop (default: none)."""
 
+    async def _assert_stopped(
+        self, stream: ChatStream, adapter: AIChatAdapter, tasks_before: int
+    ) -> None:
+        """After a stop: the signal says why, the adapter stopped in time, nothing is left."""
+        signal = stream.signal
+        assert signal is not None, "the adapter never started"
+        assert signal.aborted, "the adapter's signal was not aborted"
+        assert signal.reason, "the abort carries no reason"
+        assert not stream.adapter_running, "the adapter did not stop within stop_timeout"
+        await self.assert_released(adapter)
+        assert len(anyio.get_running_tasks()) == tasks_before, "a task was left running"
+
     # --- a complete stream ----------------------------------------------------------
 
     @pytest.mark.anyio
@@ -118,14 +130,10 @@ class AdapterConformance:
             with anyio.move_on_after(0.05) as scope:
                 await stream.__anext__()
             assert scope.cancelled_caught, "a read completed although the adapter should be slow"
-            signal = stream.signal
-            assert signal is not None and signal.aborted and signal.reason
             await stream.aclose()
-            assert not stream.adapter_running, "the adapter did not stop within stop_timeout"
             with pytest.raises(StreamClosedError):
                 await stream.__anext__()
-        await self.assert_released(slow_adapter)
-        assert len(anyio.get_running_tasks()) == tasks_before
+        await self._assert_stopped(stream, slow_adapter, tasks_before)
 
     @pytest.mark.anyio
     async def test_aclose_mid_stream_stops_adapter(
@@ -137,11 +145,7 @@ class AdapterConformance:
             await stream.__anext__()
             await stream.aclose()
             await stream.aclose()  # idempotent
-            signal = stream.signal
-            assert signal is not None and signal.aborted
-            assert not stream.adapter_running, "the adapter did not stop within stop_timeout"
-        await self.assert_released(slow_adapter)
-        assert len(anyio.get_running_tasks()) == tasks_before
+        await self._assert_stopped(stream, slow_adapter, tasks_before)
 
     @pytest.mark.anyio
     async def test_break_inside_async_with_stops_adapter(
@@ -154,9 +158,7 @@ class AdapterConformance:
             ) as stream:
                 async for _event in stream:
                     break
-            assert not stream.adapter_running, "the adapter did not stop within stop_timeout"
-        await self.assert_released(slow_adapter)
-        assert len(anyio.get_running_tasks()) == tasks_before
+        await self._assert_stopped(stream, slow_adapter, tasks_before)
 
     @pytest.mark.anyio
     async def test_abort_from_another_task_ends_pending_read(
