@@ -11,9 +11,11 @@ from ._errors import (
     ConfigurationError,
     LimitExceededError,
     ProtocolError,
+    ProviderError,
     StreamBusyError,
     StreamClosedError,
     StreamFormatError,
+    TruncatedStreamError,
     ValidationError,
 )
 from ._messages import normalize_messages
@@ -54,6 +56,7 @@ __all__ = [
     "Message",
     "Part",
     "ProtocolError",
+    "ProviderError",
     "ReasoningPart",
     "Role",
     "StreamBusyError",
@@ -63,6 +66,7 @@ __all__ = [
     "ToolCallPart",
     "ToolDefinition",
     "ToolResultPart",
+    "TruncatedStreamError",
     "Usage",
     "ValidationError",
     "create_chat_stream",

@@ -13,6 +13,11 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     │                          order, missing finish, events after finish)
     ├── StreamFormatError      bytes from a server are not a well-formed event stream
     │                          (not UTF-8, cut off inside a line or an event)
+    ├── ProviderError          a model provider failed: an HTTP error status, an error
+    │   │                      inside the stream, a dropped or reset connection, a
+    │   │                      malformed line; carries provider, status, error type,
+    │   │                      request id and retry-after
+    │   └── TruncatedStreamError  the provider's stream ended before its terminal signal
     ├── AdapterError           an adapter raised something that is not an AIChatError;
     │                          the original is ``__cause__``
     ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
@@ -20,8 +25,8 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     └── StreamBusyError        a second task tried to read the same stream
 
 "You closed it" (:class:`StreamClosedError`) and "it broke" (:class:`ProtocolError`,
-:class:`AdapterError`) are different exceptions. Cancellation is never wrapped in any of
-them.
+:class:`ProviderError`, :class:`AdapterError`) are different exceptions. Cancellation is
+never wrapped in any of them.
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ __all__ = [
     "ConfigurationError",
     "LimitExceededError",
     "ProtocolError",
+    "ProviderError",
     "StreamBusyError",
     "StreamClosedError",
     "StreamFormatError",
+    "TruncatedStreamError",
     "ValidationError",
 ]
 
@@ -143,6 +150,63 @@ class StreamFormatError(AIChatError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+class ProviderError(AIChatError):
+    """A model provider failed, as seen by a provider adapter (raised from its stream).
+
+    Raised for an HTTP error status (401, 403, 404, 400, 429, 5xx...), an error object
+    inside a streamed response, a connection that could not be made, timed out, dropped
+    or was reset, and a malformed line in the provider's stream. The provider SDK's or
+    the transport's exception is ``__cause__``. Cancellation is never turned into one.
+
+    Attributes:
+        provider: which provider (``"openai"``, ...).
+        status: the HTTP status of an error response; ``None`` when there was no
+            response, or when the failure came inside a stream that started with 200.
+        error_type: the provider's name for the kind of error (``"rate_limit_exceeded"``,
+            ``"server_error"``...), when it gave one.
+        request_id: the provider's request id (quote it to their support), when known.
+        retry_after: seconds the provider asked to wait before retrying
+            (``retry-after`` / ``retry-after-ms``), when it said.
+        detail: the failure in words, as the provider or the transport described it.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.provider = provider
+        self.detail = detail
+        self.status = status
+        self.error_type = error_type
+        self.request_id = request_id
+        self.retry_after = retry_after
+        head = provider if status is None else f"{provider} HTTP {status}"
+        if error_type is not None:
+            head += f" ({error_type})"
+        message = f"{head}: {detail}"
+        if retry_after is not None:
+            message += f"; retry after {retry_after:g} s"
+        if request_id is not None:
+            message += f" [request id {request_id}]"
+        super().__init__(message)
+
+
+class TruncatedStreamError(ProviderError):
+    """The provider's stream ended before its terminal signal.
+
+    The HTTP body ended (or a terminal sentinel such as ``[DONE]`` came) without the
+    signal that the answer is complete (a Chat Completions ``finish_reason``, for
+    example). Provider SDKs treat this as a normal end; ai_chat never takes a cut-off
+    answer for a finished one. Retrying the request is usually the remedy.
+    """
 
 
 class AdapterError(AIChatError):

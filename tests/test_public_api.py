@@ -21,7 +21,9 @@ import ai_chat._sse
 import ai_chat._stream
 import ai_chat._types
 import ai_chat.adapters
+import ai_chat.adapters._openai_chat
 import ai_chat.adapters._scripted
+import ai_chat.adapters.openai
 import ai_chat.limits
 import ai_chat.limits._frozen
 import ai_chat.limits._limits
@@ -56,6 +58,8 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "StreamBusyError": ai_chat._errors,
         "StreamClosedError": ai_chat._errors,
         "StreamFormatError": ai_chat._errors,
+        "ProviderError": ai_chat._errors,
+        "TruncatedStreamError": ai_chat._errors,
         "TextPart": ai_chat._types,
         "ToolCallPart": ai_chat._types,
         "ToolDefinition": ai_chat._types,
@@ -93,6 +97,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "SSEEvent": ai_chat._sse,
     },
     ai_chat.types: dict.fromkeys(ai_chat._types.__all__, ai_chat._types),
+    ai_chat.adapters.openai: {"OpenAIChatAdapter": ai_chat.adapters._openai_chat},
 }
 
 PUBLIC = [pytest.param(module, id=module.__name__) for module in DOCUMENTED]

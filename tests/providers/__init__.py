@@ -1,0 +1,1 @@
+"""Provider adapter tests: the genuine SDKs against a loopback server speaking each wire format."""
