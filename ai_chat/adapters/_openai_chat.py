@@ -6,8 +6,6 @@ from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any, Final, cast
 
-import anyio
-import httpx2
 import openai
 
 from .._adapter import AbortSignal
@@ -19,17 +17,10 @@ from ..limits import FrozenDict, JSONLimits, freeze_json
 from ._openai_chat_events import ChatChunkMapper
 from ._openai_chat_request import ReasoningParts, chat_body, merge_parameters
 from ._openai_errors import PROVIDER, TRANSLATED, provider_error
+from ._response import drain, release
 
 __all__ = ["OpenAIChatAdapter"]
 
-# After [DONE] the rest of the body (normally just the last, empty chunk) is read so the
-# connection can go back to the pool, as the SDK does; past these bounds it is closed.
-_DRAIN_SECONDS: Final = 0.1
-_DRAIN_BYTES: Final = 64 * 1024
-# Closing a response is a socket close; the bound only guards against a stuck transport.
-_CLOSE_SECONDS: Final = 5.0
-# Buffered body pieces a closed response may still hand over (see _release).
-_LEFTOVER_READS: Final = 1024
 _APIS: Final = "chat (responses is not supported yet)"
 
 
@@ -188,53 +179,14 @@ class OpenAIChatAdapter:
                         for sse in decoder.close():
                             mapper.feed(sse.data, events)
                     if mapper.done:
-                        await _drain(chunks)
+                        await drain(chunks)
                 finally:
-                    await _release(chunks, http)
+                    await release(chunks, http)
         except TRANSLATED as exc:
             raise provider_error(exc, mapper.request_id) from exc
         mapper.finish(events)
         for event in events:
             yield event
-
-
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    """Read what follows ``[DONE]``, briefly, so that the connection can be reused."""
-    received = 0
-    with anyio.move_on_after(_DRAIN_SECONDS):
-        try:
-            async for chunk in chunks:
-                received += len(chunk)
-                if received > _DRAIN_BYTES:
-                    return
-        except httpx2.RequestError:
-            return  # the answer is complete; the connection just cannot be reused
-
-
-async def _release(chunks: AsyncIterator[bytes], http: httpx2.Response) -> None:
-    """Close the response, then finish the body iterator, even during a cancellation.
-
-    This runs on every way out: the end, an error, a cancelled read, and ``aclose()``
-    while the stream is suspended at a ``yield`` (the SDK's context manager would close
-    the response too, but not shielded from a pending cancellation).
-
-    Closing the response releases the connection at once. The iterator is then resumed
-    rather than closed: httpx2's transport stream iterates httpcore's body generator with
-    a bare ``async for``, so closing from the outside would leave that generator
-    suspended for the garbage collector (which trio reports as a ResourceWarning).
-    Resumed, every layer ends by itself: it hands over what was already buffered, then
-    fails on the closed connection (or ends, if the body was complete).
-    """
-    with anyio.move_on_after(_CLOSE_SECONDS, shield=True):
-        if not http.is_closed:
-            await http.aclose()
-        try:
-            for _ in range(_LEFTOVER_READS):
-                await chunks.__anext__()
-        except (StopAsyncIteration, Exception):
-            pass  # the end, or the closed connection's error: either way, it is over
-        finally:
-            await cast(Any, chunks).aclose()
 
 
 def _default_parameters(parameters: Mapping[str, object] | None) -> Mapping[str, object]:

@@ -1,0 +1,247 @@
+"""The Anthropic Messages adapter: the SDK sends, ai_chat decodes the stream."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from types import TracebackType
+from typing import Any, Final, cast
+
+import anthropic
+import httpx2
+
+from .._adapter import AbortSignal
+from .._errors import ConfigurationError, LimitExceededError, ValidationError
+from .._request import snapshot_request
+from .._sse import SSEDecoder
+from .._types import ChatRequest
+from ..limits import FrozenDict, JSONLimits, freeze_json
+from ._anthropic_errors import PROVIDER, TRANSLATED, provider_error
+from ._anthropic_events import MessagesEventMapper
+from ._anthropic_request import ReasoningParts, merge_parameters, messages_body
+from ._response import drain, release
+
+__all__ = ["AnthropicChatAdapter"]
+
+
+class AnthropicChatAdapter:
+    """Streams answers from Anthropic's Messages API.
+
+    The official ``anthropic`` SDK builds, authenticates and sends the request and checks
+    the status; the adapter reads the SSE body with ai_chat's bounded decoder and maps the
+    events to ai_chat events. Thinking blocks become reasoning parts whose
+    ``reasoning-end`` carries ``providerMetadata.anthropic.signature`` (redacted thinking:
+    ``providerMetadata.anthropic.redactedData``); send those parts back unchanged in the
+    history and they go out as the signed blocks Anthropic requires for multi-turn tool
+    use with thinking.
+
+    Args:
+        client: an ``anthropic.AsyncAnthropic`` client. It stays the caller's: the adapter
+            never closes it. With ``None`` the adapter creates
+            ``anthropic.AsyncAnthropic(**settings)``, which also reads
+            ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` and friends, and owns it: close
+            the adapter (:meth:`aclose` or ``async with``) to close that client.
+        model: the model, unless a request's ``parameters.model`` names another.
+        parameters: default request parameters (the request vocabulary: ``temperature``,
+            ``maxOutputTokens``, ``providerOptions``...; not ``toolChoice``, which depends
+            on each request's tools). A request's own parameters override them;
+            ``providerOptions.anthropic`` is merged field by field. Anthropic requires
+            ``max_tokens``: without ``maxOutputTokens`` it is
+            :data:`~ai_chat.adapters.anthropic.DEFAULT_MAX_TOKENS` (4096).
+        reasoning_parts: what to do with reasoning parts in the history that carry no
+            Anthropic signature (from another provider, say), which Anthropic cannot
+            take: ``"error"`` (the default) raises :class:`~ai_chat.ValidationError`;
+            ``"omit"`` leaves them out of the request. Signed ones are always sent.
+        **settings: ``anthropic.AsyncAnthropic`` arguments (``api_key``, ``base_url``
+            without ``/v1``, ``timeout``, ``max_retries``...) when ``client`` is ``None``.
+
+    Raises:
+        ConfigurationError: an argument is invalid, settings were given with a client, the
+            SDK refused the settings, or it found no credentials for a client the adapter
+            creates.
+
+    The stream raises :class:`~ai_chat.ValidationError` (naming the JSON path) before any
+    request for input the Messages API cannot express (a ``seed``, say),
+    :class:`~ai_chat.ProviderError` when the provider fails (status, error type, request
+    id, retry-after; an ``event: error`` inside the stream, such as
+    ``overloaded_error``, too), :class:`~ai_chat.TruncatedStreamError` when the answer is
+    cut off before ``message_stop``, and passes the SSE decoder's
+    :class:`~ai_chat.StreamFormatError` and :class:`~ai_chat.LimitExceededError` on.
+    However the stream stops, the HTTP response is closed at once.
+    """
+
+    provider: Final = PROVIDER
+
+    def __init__(
+        self,
+        client: anthropic.AsyncAnthropic | None = None,
+        *,
+        model: str,
+        parameters: Mapping[str, object] | None = None,
+        reasoning_parts: ReasoningParts = "error",
+        **settings: Any,
+    ) -> None:
+        if type(model) is not str or not model:
+            raise ConfigurationError("model", model, "a non-empty model name")
+        if reasoning_parts not in ("error", "omit"):
+            raise ConfigurationError("reasoning_parts", reasoning_parts, '"error" or "omit"')
+        self._model = model
+        self._reasoning_parts: ReasoningParts = reasoning_parts
+        self._defaults = _default_parameters(parameters)
+        if client is not None:
+            if not isinstance(cast(object, client), anthropic.AsyncAnthropic):
+                raise ConfigurationError(
+                    "client", client, "an anthropic.AsyncAnthropic client (or None to create one)"
+                )
+            if settings:
+                raise ConfigurationError(
+                    "settings",
+                    sorted(settings),
+                    "no client settings when a client is passed (configure that client)",
+                )
+            self._client = client
+            self._owns_client = False
+        else:
+            try:
+                self._client = anthropic.AsyncAnthropic(**settings)
+            except anthropic.CredentialsError as exc:
+                raise ConfigurationError(
+                    "api_key",
+                    None,
+                    f"an API key: pass api_key=... or set ANTHROPIC_API_KEY ({exc})",
+                ) from exc
+            except anthropic.AnthropicError as exc:
+                raise ConfigurationError(
+                    "settings",
+                    sorted(settings),
+                    f"settings anthropic.AsyncAnthropic accepts ({exc})",
+                ) from exc
+            if not _has_credentials(self._client):
+                raise ConfigurationError(
+                    "api_key",
+                    None,
+                    "an API key: pass api_key=... or set ANTHROPIC_API_KEY (or "
+                    "ANTHROPIC_AUTH_TOKEN, or an Anthropic credentials profile)",
+                )
+            self._owns_client = True
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client requests go through."""
+        return self._client
+
+    @property
+    def model(self) -> str:
+        """The default model."""
+        return self._model
+
+    async def aclose(self) -> None:
+        """Close the client if the adapter created it; a caller's client is left open."""
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> AnthropicChatAdapter:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        owner = "owned" if self._owns_client else "caller's"
+        return f"AnthropicChatAdapter(model={self._model!r}, {owner} client)"
+
+    async def stream(
+        self, request: ChatRequest, signal: AbortSignal
+    ) -> AsyncIterator[Mapping[str, object]]:
+        """Stream one answer to ``request`` (see the class docstring for what it raises)."""
+        parameters = merge_parameters(self._defaults, request["parameters"])
+        body = messages_body(
+            request,
+            model=self._model,
+            parameters=parameters,
+            reasoning_parts=self._reasoning_parts,
+        )
+        model = body.pop("model")
+        messages = body.pop("messages")
+        max_tokens = body.pop("max_tokens")
+        del body["stream"]
+        mapper = MessagesEventMapper(PROVIDER)
+        events: list[dict[str, Any]] = []
+        create = cast(Any, self._client.messages.with_streaming_response.create)
+        try:
+            async with create(
+                model=model,
+                messages=messages,
+                max_tokens=max_tokens,
+                stream=True,
+                extra_body=body,
+            ) as response:
+                http = cast(httpx2.Response, response.http_response)
+                mapper.request_id = http.headers.get("request-id")
+                chunks = http.aiter_bytes()
+                try:
+                    decoder = SSEDecoder()
+                    async for chunk in chunks:
+                        for sse in decoder.feed(chunk):
+                            mapper.feed(sse.event, sse.data, events)
+                            if mapper.done:
+                                break
+                        if mapper.done:
+                            break
+                        if events:
+                            for event in events:
+                                yield event
+                            events.clear()
+                    else:
+                        for sse in decoder.close():
+                            mapper.feed(sse.event, sse.data, events)
+                            if mapper.done:
+                                break
+                    if mapper.done:
+                        await drain(chunks)
+                finally:
+                    await release(chunks, http)
+        except TRANSLATED as exc:
+            raise provider_error(exc, mapper.request_id) from exc
+        mapper.finish(events)
+        for event in events:
+            yield event
+
+
+def _has_credentials(client: anthropic.AsyncAnthropic) -> bool:
+    """Whether the SDK found any way to authenticate (it would only fail on the first
+    request, with a ``TypeError``): a key, a token, a credentials provider (profiles,
+    workload identity...), or an authentication header of its own."""
+    if client.api_key or client.auth_token:
+        return True
+    if getattr(client, "_token_cache", None) is not None:
+        return True
+    headers = {name.lower() for name in client.default_headers}
+    return bool(headers & {"authorization", "x-api-key"})
+
+
+def _default_parameters(parameters: Mapping[str, object] | None) -> Mapping[str, object]:
+    if parameters is None:
+        return FrozenDict()
+    try:
+        frozen = freeze_json(parameters, root="parameters")
+        if type(frozen) is not FrozenDict:
+            raise ValidationError("parameters", "expected an object of request parameters")
+        if "toolChoice" in frozen:
+            raise ValidationError(
+                "parameters.toolChoice",
+                "not a default: it depends on each request's tools; set it per request",
+            )
+        # The checks a request's parameters get, then the adapter's own mapping.
+        shell: dict[str, object] = {"messages": [], "parameters": frozen}
+        request = snapshot_request(shell, JSONLimits())
+        messages_body(request, model="-", parameters=request["parameters"], reasoning_parts="error")
+    except (ValidationError, LimitExceededError) as exc:
+        raise ConfigurationError(
+            "parameters", parameters, f"request parameters Anthropic Messages accepts ({exc})"
+        ) from exc
+    return cast("Mapping[str, object]", frozen)

@@ -1,0 +1,347 @@
+"""A chat request as an Anthropic Messages request body (pure code, no I/O).
+
+What the Messages API cannot express raises :class:`~ai_chat.ValidationError` with the
+JSON path of the offending value, before anything is sent; nothing is dropped silently.
+The body is plain JSON (objects may be ``FrozenDict``, arrays ``tuple``: ``json.dumps``
+takes both).
+
+The mapping:
+
+* leading system messages become ``system`` (text blocks); a system message after the
+  conversation started cannot be placed and is an error;
+* user text, images (``image`` blocks: ``base64`` from a ``data:`` URL, ``url`` source
+  otherwise) and PDFs (``document`` blocks, the filename as ``title``);
+* assistant text, reasoning (``thinking`` with the signature from
+  ``providerMetadata.anthropic.signature``, or ``redacted_thinking`` from
+  ``providerMetadata.anthropic.redactedData``) and tool calls (``tool_use``);
+* tool messages become ``tool_result`` blocks in a user turn, consecutive ones merged;
+* parameters: ``temperature``, ``topP`` (``top_p``), ``topK`` (``top_k``),
+  ``maxOutputTokens`` (``max_tokens``, which Anthropic requires:
+  :data:`DEFAULT_MAX_TOKENS` when absent), ``stopSequences`` (``stop_sequences``),
+  ``toolChoice``; ``providerOptions.anthropic`` is merged into the body (``thinking``,
+  ``metadata``, ``service_tier``...). ``seed`` does not exist at Anthropic: an error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final, Literal, TypeAlias, cast
+
+from .._errors import ValidationError
+from .._types import ChatRequest, Message, ToolDefinition
+from ..limits import FrozenDict
+from ..limits._walk import format_path
+
+__all__ = ["DEFAULT_MAX_TOKENS", "ReasoningParts", "merge_parameters", "messages_body"]
+
+ReasoningParts: TypeAlias = Literal["error", "omit"]
+
+Body: TypeAlias = dict[str, Any]
+
+DEFAULT_MAX_TOKENS: Final = 4096
+"""``max_tokens`` when neither the request nor the adapter's defaults set ``maxOutputTokens``."""
+
+# The portable parameters and the Messages API fields they become.
+_FIELDS: Final = {
+    "temperature": "temperature",
+    "topP": "top_p",
+    "topK": "top_k",
+    "maxOutputTokens": "max_tokens",
+    "stopSequences": "stop_sequences",
+}
+_HANDLED: Final = frozenset({"model", "toolChoice", "providerOptions"})
+_KNOWN: Final = ", ".join(sorted([*_FIELDS, *_HANDLED]))
+_NOT_AT_ANTHROPIC: Final = {
+    "seed": "Anthropic's Messages API has no seed; remove it",
+    "presencePenalty": "Anthropic's Messages API has no presence penalty; remove it",
+    "frequencyPenalty": "Anthropic's Messages API has no frequency penalty; remove it",
+}
+
+# providerOptions.anthropic fields the adapter sets itself.
+_RESERVED: Final = {
+    "model": "set parameters.model instead",
+    "messages": "the adapter builds it from the request's messages",
+    "system": "send system messages at the start of the request's messages",
+    "tools": "the adapter builds it from the request's tools",
+    "tool_choice": "set parameters.toolChoice instead",
+    "stream": "the adapter always streams",
+    **{field: f"set parameters.{name} instead" for name, field in _FIELDS.items()},
+}
+
+_IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_OPTIONS_PATH = "$.parameters.providerOptions.anthropic"
+
+
+def merge_parameters(
+    defaults: Mapping[str, object], parameters: Mapping[str, object]
+) -> Mapping[str, object]:
+    """The request's parameters over the adapter's defaults.
+
+    A request value replaces the default, except under ``providerOptions.anthropic``,
+    which is merged field by field (the request's fields win).
+    """
+    if not defaults:
+        return parameters
+    merged = {**defaults, **parameters}
+    default_options = defaults.get("providerOptions")
+    request_options = parameters.get("providerOptions")
+    if isinstance(default_options, Mapping) and isinstance(request_options, Mapping):
+        options = cast("Mapping[str, Mapping[str, object]]", default_options)
+        override = cast("Mapping[str, Mapping[str, object]]", request_options)
+        combined = {**options, **override}
+        if "anthropic" in options and "anthropic" in override:
+            combined["anthropic"] = {**options["anthropic"], **override["anthropic"]}
+        merged["providerOptions"] = combined
+    return merged
+
+
+def messages_body(
+    request: ChatRequest,
+    *,
+    model: str,
+    parameters: Mapping[str, object],
+    reasoning_parts: ReasoningParts,
+) -> Body:
+    """The streaming Messages body for ``request``.
+
+    ``parameters`` are the request's parameters merged over the adapter's defaults
+    (:func:`merge_parameters`). Raises :class:`~ai_chat.ValidationError` for anything
+    the Messages API cannot express.
+    """
+    system, messages = _conversation(request["messages"], reasoning_parts)
+    body: Body = {
+        "model": parameters.get("model", model),
+        "max_tokens": DEFAULT_MAX_TOKENS,
+        "messages": messages,
+    }
+    if system:
+        body["system"] = system
+    tools = request["tools"]
+    if tools:
+        body["tools"] = [_tool(tool) for tool in tools]
+    for name, value in parameters.items():
+        field = _FIELDS.get(name)
+        if field is not None:
+            body[field] = value
+        elif name == "toolChoice":
+            # Without tools, "auto" and "none" mean what no tool_choice means.
+            if tools or value not in ("auto", "none"):
+                body["tool_choice"] = _tool_choice(value)
+        elif name in _NOT_AT_ANTHROPIC:
+            raise ValidationError(format_path([name], "$.parameters"), _NOT_AT_ANTHROPIC[name])
+        elif name not in _HANDLED:
+            raise ValidationError(
+                format_path([name], "$.parameters"),
+                f"unknown parameter for Anthropic Messages (known: {_KNOWN}); put "
+                "provider-specific fields in providerOptions.anthropic",
+            )
+    body["stream"] = True
+    options = parameters.get("providerOptions")
+    if isinstance(options, Mapping):
+        extra = cast("Mapping[str, object]", options).get("anthropic")
+        if isinstance(extra, Mapping):
+            for name, value in cast("Mapping[str, object]", extra).items():
+                if name in _RESERVED:
+                    raise ValidationError(
+                        format_path([name], _OPTIONS_PATH), f"not allowed here: {_RESERVED[name]}"
+                    )
+                body[name] = value
+    return body
+
+
+def _conversation(
+    messages: tuple[Message, ...] | list[Message], reasoning_parts: ReasoningParts
+) -> tuple[list[Body], list[Body]]:
+    system: list[Body] = []
+    turns: list[Body] = []
+    tool_turn: list[Body] | None = None  # the open user turn of tool results, if any
+    for index, message in enumerate(messages):
+        role = message["role"]
+        parts = cast("tuple[Mapping[str, Any], ...]", message["parts"])
+        root = format_path([index, "parts"], "$.messages")
+        if role == "system":
+            if turns:
+                raise ValidationError(
+                    format_path([index, "role"], "$.messages"),
+                    "Anthropic takes system instructions only before the conversation; "
+                    "move this system message to the start of messages (or make it a user "
+                    "message)",
+                )
+            system.extend({"type": "text", "text": part["text"]} for part in parts)
+            continue
+        if role == "tool":
+            results = [_tool_result(part) for part in parts]
+            if tool_turn is None:
+                tool_turn = results
+                turns.append({"role": "user", "content": tool_turn})
+            else:
+                tool_turn.extend(results)
+            continue
+        tool_turn = None
+        if role == "user":
+            turns.append({"role": "user", "content": _user_content(parts, root)})
+        else:
+            turns.append(
+                {"role": "assistant", "content": _assistant_content(parts, root, reasoning_parts)}
+            )
+    return system, turns
+
+
+def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> list[Body]:
+    content: list[Body] = []
+    for position, part in enumerate(parts):
+        kind = part["type"]
+        if kind == "text":
+            content.append({"type": "text", "text": part["text"]})
+        elif kind == "file":
+            content.append(_file(part, format_path([position], root)))
+        else:
+            raise ValidationError(format_path([position], root), _unsendable(kind, "user"))
+    return content
+
+
+def _assistant_content(
+    parts: tuple[Mapping[str, Any], ...], root: str, reasoning_parts: ReasoningParts
+) -> list[Body]:
+    content: list[Body] = []
+    for position, part in enumerate(parts):
+        kind = part["type"]
+        path = format_path([position], root)
+        if kind == "text":
+            content.append({"type": "text", "text": part["text"]})
+        elif kind == "reasoning":
+            block = _thinking(part, path, reasoning_parts)
+            if block is not None:
+                content.append(block)
+        elif kind == "tool-call":
+            tool_input = part["input"]
+            if not isinstance(tool_input, Mapping):
+                raise ValidationError(
+                    format_path(["input"], path),
+                    "Anthropic tool calls take an object as input, not "
+                    f"{type(tool_input).__name__}",
+                )
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": part["toolCallId"],
+                    "name": part["toolName"],
+                    "input": tool_input,
+                }
+            )
+        else:
+            raise ValidationError(path, _unsendable(kind, "assistant"))
+    return content
+
+
+def _thinking(part: Mapping[str, Any], path: str, reasoning_parts: ReasoningParts) -> Body | None:
+    metadata = _anthropic_metadata(part)
+    redacted = metadata.get("redactedData")
+    if redacted is not None:
+        if not isinstance(redacted, str):
+            raise ValidationError(
+                format_path(["providerMetadata", "anthropic", "redactedData"], path),
+                "expected a string (the redacted_thinking block's data)",
+            )
+        return {"type": "redacted_thinking", "data": redacted}
+    signature = metadata.get("signature")
+    if isinstance(signature, str) and signature:
+        return {"type": "thinking", "thinking": part["text"], "signature": signature}
+    if signature is not None:
+        raise ValidationError(
+            format_path(["providerMetadata", "anthropic", "signature"], path),
+            "expected a non-empty string (the thinking block's signature)",
+        )
+    if reasoning_parts == "omit":
+        return None
+    raise ValidationError(
+        path,
+        "Anthropic takes reasoning back only as a signed thinking block, and this part has "
+        "no providerMetadata.anthropic.signature (or redactedData); remove the part, or "
+        'construct the adapter with reasoning_parts="omit" to leave unsigned reasoning '
+        "out of requests",
+    )
+
+
+def _anthropic_metadata(part: Mapping[str, Any]) -> Mapping[str, object]:
+    metadata = part.get("providerMetadata")
+    if isinstance(metadata, Mapping):
+        anthropic = cast("Mapping[str, object]", metadata).get("anthropic")
+        if isinstance(anthropic, Mapping):
+            return cast("Mapping[str, object]", anthropic)
+    return FrozenDict()
+
+
+def _tool_result(part: Mapping[str, Any]) -> Body:
+    output = part["output"]
+    result: Body = {
+        "type": "tool_result",
+        "tool_use_id": part["toolCallId"],
+        "content": output if isinstance(output, str) else _json(output),
+    }
+    if part.get("isError"):
+        result["is_error"] = True
+    return result
+
+
+def _file(part: Mapping[str, Any], path: str) -> Body:
+    media_type = cast(str, part["mediaType"]).lower()
+    url = cast(str, part["url"])
+    if media_type in _IMAGE_TYPES:
+        kind = "image"
+    elif media_type == "application/pdf":
+        kind = "document"
+    else:
+        raise ValidationError(
+            format_path(["mediaType"], path),
+            f'Anthropic cannot take "{part["mediaType"]}" files (JPEG, PNG, GIF and WebP '
+            "images, and PDFs)",
+        )
+    if url.startswith("data:"):
+        header, comma, data = url.partition(",")
+        if not comma or not header.endswith(";base64"):
+            raise ValidationError(
+                format_path(["url"], path),
+                "Anthropic takes a data: URL only base64-encoded (data:<type>;base64,...)",
+            )
+        source: Body = {"type": "base64", "media_type": media_type, "data": data}
+    elif url.startswith(("https://", "http://")):
+        source = {"type": "url", "url": url}
+    else:
+        raise ValidationError(format_path(["url"], path), "expected a data: URL or an http(s) URL")
+    block: Body = {"type": kind, "source": source}
+    filename = part.get("filename")
+    if kind == "document" and filename:
+        block["title"] = filename  # image blocks have no name field (as with OpenAI)
+    return block
+
+
+def _unsendable(kind: str, role: str) -> str:
+    if kind.startswith("data-"):
+        return (
+            f'"{kind}" is application data, which the provider cannot take; convert it to '
+            "a text part or remove it before sending"
+        )
+    return f"Anthropic Messages cannot take {kind} parts in {role} messages"
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _tool(tool: ToolDefinition) -> Body:
+    definition: Body = {"name": tool["name"]}
+    if "description" in tool:
+        definition["description"] = tool["description"]
+    definition["input_schema"] = tool["inputSchema"]
+    return definition
+
+
+def _tool_choice(choice: object) -> Body:
+    if choice == "required":
+        return {"type": "any"}
+    if isinstance(choice, str):
+        return {"type": choice}
+    name = cast("FrozenDict[str, object]", choice)["toolName"]
+    return {"type": "tool", "name": name}
