@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
 from typing import Any, Final, cast
 
 import anthropic
@@ -18,12 +17,13 @@ from ..limits import FrozenDict, JSONLimits, freeze_json
 from ._anthropic_errors import PROVIDER, TRANSLATED, provider_error
 from ._anthropic_events import MessagesEventMapper
 from ._anthropic_request import ReasoningParts, merge_parameters, messages_body
+from ._owned import OwnedClient
 from ._response import drain, release
 
 __all__ = ["AnthropicChatAdapter"]
 
 
-class AnthropicChatAdapter:
+class AnthropicChatAdapter(OwnedClient[anthropic.AsyncAnthropic]):
     """Streams answers from Anthropic's Messages API.
 
     The official ``anthropic`` SDK builds, authenticates and sends the request and checks
@@ -123,32 +123,6 @@ class AnthropicChatAdapter:
                     "ANTHROPIC_AUTH_TOKEN, or an Anthropic credentials profile)",
                 )
             self._owns_client = True
-
-    @property
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client requests go through."""
-        return self._client
-
-    @property
-    def model(self) -> str:
-        """The default model."""
-        return self._model
-
-    async def aclose(self) -> None:
-        """Close the client if the adapter created it; a caller's client is left open."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> AnthropicChatAdapter:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
 from typing import Any, Final, cast
 
 import openai
@@ -17,6 +16,7 @@ from ..limits import FrozenDict, JSONLimits, freeze_json
 from ._openai_chat_events import ChatChunkMapper
 from ._openai_chat_request import ReasoningParts, chat_body, merge_parameters
 from ._openai_errors import PROVIDER, TRANSLATED, provider_error
+from ._owned import OwnedClient
 from ._response import drain, release
 
 __all__ = ["OpenAIChatAdapter"]
@@ -24,7 +24,7 @@ __all__ = ["OpenAIChatAdapter"]
 _APIS: Final = "chat (responses is not supported yet)"
 
 
-class OpenAIChatAdapter:
+class OpenAIChatAdapter(OwnedClient[openai.AsyncOpenAI]):
     """Streams answers from OpenAI's Chat Completions API or any OpenAI-compatible server.
 
     The official ``openai`` SDK builds, authenticates and sends the request and checks
@@ -108,32 +108,6 @@ class OpenAIChatAdapter:
                     "api_key", None, f"an API key: pass api_key=... or set OPENAI_API_KEY ({exc})"
                 ) from exc
             self._owns_client = True
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client requests go through."""
-        return self._client
-
-    @property
-    def model(self) -> str:
-        """The default model."""
-        return self._model
-
-    async def aclose(self) -> None:
-        """Close the client if the adapter created it; a caller's client is left open."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAIChatAdapter:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"

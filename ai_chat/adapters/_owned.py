@@ -1,0 +1,49 @@
+"""What the SDK-based adapters share: a client they may own, and its closing."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Generic, Protocol, Self, TypeVar
+
+__all__ = ["OwnedClient"]
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+_Client = TypeVar("_Client", bound=_Closable)
+
+
+class OwnedClient(Generic[_Client]):
+    """An adapter's SDK client and default model; closes the client only if it owns it."""
+
+    _client: _Client
+    _owns_client: bool
+    _model: str
+
+    @property
+    def client(self) -> _Client:
+        """The SDK client requests go through."""
+        return self._client
+
+    @property
+    def model(self) -> str:
+        """The default model."""
+        return self._model
+
+    async def aclose(self) -> None:
+        """Close the client if the adapter created it; a caller's client is left open."""
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
