@@ -16,7 +16,8 @@ from .._types import ChatRequest
 from ..limits import FrozenDict, JSONLimits, freeze_json
 from ._anthropic_errors import PROVIDER, TRANSLATED, provider_error
 from ._anthropic_events import MessagesEventMapper
-from ._anthropic_request import ReasoningParts, merge_parameters, messages_body
+from ._anthropic_request import ReasoningParts, messages_body
+from ._http import merge_parameters
 from ._owned import OwnedClient
 from ._response import drain, release
 
@@ -132,7 +133,7 @@ class AnthropicChatAdapter(OwnedClient[anthropic.AsyncAnthropic]):
         self, request: ChatRequest, signal: AbortSignal
     ) -> AsyncIterator[Mapping[str, object]]:
         """Stream one answer to ``request`` (see the class docstring for what it raises)."""
-        parameters = merge_parameters(self._defaults, request["parameters"])
+        parameters = merge_parameters(self._defaults, request["parameters"], PROVIDER)
         body = messages_body(
             request,
             model=self._model,

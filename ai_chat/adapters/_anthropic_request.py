@@ -33,7 +33,7 @@ from .._types import ChatRequest, Message, ToolDefinition
 from ..limits import FrozenDict
 from ..limits._walk import format_path
 
-__all__ = ["DEFAULT_MAX_TOKENS", "ReasoningParts", "merge_parameters", "messages_body"]
+__all__ = ["DEFAULT_MAX_TOKENS", "ReasoningParts", "messages_body"]
 
 ReasoningParts: TypeAlias = Literal["error", "omit"]
 
@@ -73,29 +73,6 @@ _IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/
 _OPTIONS_PATH = "$.parameters.providerOptions.anthropic"
 
 
-def merge_parameters(
-    defaults: Mapping[str, object], parameters: Mapping[str, object]
-) -> Mapping[str, object]:
-    """The request's parameters over the adapter's defaults.
-
-    A request value replaces the default, except under ``providerOptions.anthropic``,
-    which is merged field by field (the request's fields win).
-    """
-    if not defaults:
-        return parameters
-    merged = {**defaults, **parameters}
-    default_options = defaults.get("providerOptions")
-    request_options = parameters.get("providerOptions")
-    if isinstance(default_options, Mapping) and isinstance(request_options, Mapping):
-        options = cast("Mapping[str, Mapping[str, object]]", default_options)
-        override = cast("Mapping[str, Mapping[str, object]]", request_options)
-        combined = {**options, **override}
-        if "anthropic" in options and "anthropic" in override:
-            combined["anthropic"] = {**options["anthropic"], **override["anthropic"]}
-        merged["providerOptions"] = combined
-    return merged
-
-
 def messages_body(
     request: ChatRequest,
     *,
@@ -106,7 +83,7 @@ def messages_body(
     """The streaming Messages body for ``request``.
 
     ``parameters`` are the request's parameters merged over the adapter's defaults
-    (:func:`merge_parameters`). Raises :class:`~ai_chat.ValidationError` for anything
+    (:func:`~ai_chat.adapters._http.merge_parameters`). Raises :class:`~ai_chat.ValidationError` for anything
     the Messages API cannot express.
     """
     system, messages = _conversation(request["messages"], reasoning_parts)

@@ -6,9 +6,9 @@ import email.utils
 import math
 import time
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, cast
 
-__all__ = ["MAX_DETAIL_CHARS", "retry_after", "shorten"]
+__all__ = ["MAX_DETAIL_CHARS", "merge_parameters", "retry_after", "shorten"]
 
 MAX_DETAIL_CHARS: Final = 500
 
@@ -49,3 +49,26 @@ def _number(value: str) -> float | None:
 def shorten(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
     """``text`` cut to ``limit`` characters (an error page must not become the message)."""
     return text if len(text) <= limit else text[:limit] + f"... (+{len(text) - limit:,} chars)"
+
+
+def merge_parameters(
+    defaults: Mapping[str, object], parameters: Mapping[str, object], provider: str
+) -> Mapping[str, object]:
+    """A request's parameters over an adapter's defaults.
+
+    A request value replaces the default, except under ``providerOptions.<provider>``,
+    which is merged field by field (the request's fields win).
+    """
+    if not defaults:
+        return parameters
+    merged = {**defaults, **parameters}
+    default_options = defaults.get("providerOptions")
+    request_options = parameters.get("providerOptions")
+    if isinstance(default_options, Mapping) and isinstance(request_options, Mapping):
+        options = cast("Mapping[str, Mapping[str, object]]", default_options)
+        override = cast("Mapping[str, Mapping[str, object]]", request_options)
+        combined = {**options, **override}
+        if provider in options and provider in override:
+            combined[provider] = {**options[provider], **override[provider]}
+        merged["providerOptions"] = combined
+    return merged

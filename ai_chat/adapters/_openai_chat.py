@@ -13,8 +13,9 @@ from .._request import snapshot_request
 from .._sse import SSEDecoder
 from .._types import ChatRequest
 from ..limits import FrozenDict, JSONLimits, freeze_json
+from ._http import merge_parameters
 from ._openai_chat_events import ChatChunkMapper
-from ._openai_chat_request import ReasoningParts, chat_body, merge_parameters
+from ._openai_chat_request import ReasoningParts, chat_body
 from ._openai_errors import PROVIDER, TRANSLATED, provider_error
 from ._owned import OwnedClient
 from ._response import drain, release
@@ -117,7 +118,7 @@ class OpenAIChatAdapter(OwnedClient[openai.AsyncOpenAI]):
         self, request: ChatRequest, signal: AbortSignal
     ) -> AsyncIterator[Mapping[str, object]]:
         """Stream one answer to ``request`` (see the class docstring for what it raises)."""
-        parameters = merge_parameters(self._defaults, request["parameters"])
+        parameters = merge_parameters(self._defaults, request["parameters"], PROVIDER)
         body = chat_body(
             request,
             model=self._model,

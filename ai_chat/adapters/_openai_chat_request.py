@@ -16,7 +16,7 @@ from .._types import ChatRequest, Message, ToolDefinition
 from ..limits import FrozenDict
 from ..limits._walk import format_path
 
-__all__ = ["ReasoningParts", "chat_body", "merge_parameters"]
+__all__ = ["ReasoningParts", "chat_body"]
 
 ReasoningParts: TypeAlias = Literal["error", "omit"]
 
@@ -55,29 +55,6 @@ _RESERVED: Final = {
 _FIELD_PATH = "$.parameters.providerOptions.openai"
 
 
-def merge_parameters(
-    defaults: Mapping[str, object], parameters: Mapping[str, object]
-) -> Mapping[str, object]:
-    """The request's parameters over the adapter's defaults.
-
-    A request value replaces the default, except under ``providerOptions.openai``, which
-    is merged field by field (the request's fields win).
-    """
-    if not defaults:
-        return parameters
-    merged = {**defaults, **parameters}
-    default_options = defaults.get("providerOptions")
-    request_options = parameters.get("providerOptions")
-    if isinstance(default_options, Mapping) and isinstance(request_options, Mapping):
-        options = cast("Mapping[str, Mapping[str, object]]", default_options)
-        override = cast("Mapping[str, Mapping[str, object]]", request_options)
-        combined = {**options, **override}
-        if "openai" in options and "openai" in override:
-            combined["openai"] = {**options["openai"], **override["openai"]}
-        merged["providerOptions"] = combined
-    return merged
-
-
 def chat_body(
     request: ChatRequest,
     *,
@@ -88,7 +65,7 @@ def chat_body(
     """The streaming Chat Completions body for ``request``.
 
     ``parameters`` are the request's parameters merged over the adapter's defaults
-    (:func:`merge_parameters`). Raises :class:`~ai_chat.ValidationError` for anything
+    (:func:`~ai_chat.adapters._http.merge_parameters`). Raises :class:`~ai_chat.ValidationError` for anything
     Chat Completions cannot express.
     """
     body: Body = {
