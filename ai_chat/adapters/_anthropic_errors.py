@@ -22,6 +22,7 @@ import httpx2
 
 from .._errors import ProviderError
 from ._http import retry_after, shorten
+from ._response import transport_error
 
 __all__ = ["PROVIDER", "TRANSLATED", "provider_error", "stream_error"]
 
@@ -73,19 +74,7 @@ def provider_error(
         )
     if isinstance(exc, anthropic.APIError):
         return ProviderError(PROVIDER, shorten(exc.message), request_id=request_id)
-    if isinstance(exc, httpx2.TimeoutException):
-        detail = "the stream stalled: no data within the client's read timeout"
-    elif isinstance(exc, httpx2.RemoteProtocolError):
-        detail = "the connection dropped mid-answer (closed before the response ended)"
-    elif isinstance(exc, httpx2.TransportError):
-        detail = "the connection was lost mid-answer (reset or failed)"
-    else:
-        detail = "the response could not be read"
-    return ProviderError(
-        PROVIDER,
-        shorten(f"{detail}: {type(exc).__name__}: {exc}; retry the request"),
-        request_id=request_id,
-    )
+    return transport_error(PROVIDER, exc, request_id)
 
 
 def stream_error(body: object, request_id: str | None) -> ProviderError:

@@ -17,6 +17,7 @@ import openai
 
 from .._errors import ProviderError
 from ._http import retry_after, shorten
+from ._response import transport_error
 
 __all__ = ["PROVIDER", "TRANSLATED", "provider_error"]
 
@@ -65,19 +66,7 @@ def provider_error(
             error_type=exc.type or exc.code,
             request_id=request_id,
         )
-    if isinstance(exc, httpx2.TimeoutException):
-        detail = "the stream stalled: no data within the client's read timeout"
-    elif isinstance(exc, httpx2.RemoteProtocolError):
-        detail = "the connection dropped mid-answer (closed before the response ended)"
-    elif isinstance(exc, httpx2.TransportError):
-        detail = "the connection was lost mid-answer (reset or failed)"
-    else:
-        detail = "the response could not be read"
-    return ProviderError(
-        PROVIDER,
-        shorten(f"{detail}: {type(exc).__name__}: {exc}; retry the request"),
-        request_id=request_id,
-    )
+    return transport_error(PROVIDER, exc, request_id)
 
 
 def _status_error(exc: openai.APIStatusError) -> ProviderError:

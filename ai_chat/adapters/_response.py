@@ -11,7 +11,10 @@ from typing import Any, Final, cast
 import anyio
 import httpx2
 
-__all__ = ["drain", "release"]
+from .._errors import ProviderError
+from ._http import shorten
+
+__all__ = ["drain", "release", "transport_error"]
 
 # After the terminal event the rest of the body (normally just the last, empty chunk) is
 # read so the connection can go back to the pool, as the SDKs do; past these bounds it is
@@ -61,3 +64,20 @@ async def release(chunks: AsyncIterator[bytes], http: httpx2.Response) -> None:
             pass  # the end, or the closed connection's error: either way, it is over
         finally:
             await cast(Any, chunks).aclose()
+
+
+def transport_error(provider: str, exc: BaseException, request_id: str | None) -> ProviderError:
+    """The ProviderError for a failure reading the response body (raise it ``from exc``)."""
+    if isinstance(exc, httpx2.TimeoutException):
+        detail = "the stream stalled: no data within the client's read timeout"
+    elif isinstance(exc, httpx2.RemoteProtocolError):
+        detail = "the connection dropped mid-answer (closed before the response ended)"
+    elif isinstance(exc, httpx2.TransportError):
+        detail = "the connection was lost mid-answer (reset or failed)"
+    else:
+        detail = "the response could not be read"
+    return ProviderError(
+        provider,
+        shorten(f"{detail}: {type(exc).__name__}: {exc}; retry the request"),
+        request_id=request_id,
+    )
