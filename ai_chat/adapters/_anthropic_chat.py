@@ -2,29 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final, cast
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, ClassVar, cast
 
 import anthropic
 import httpx2
 
-from .._adapter import AbortSignal
-from .._errors import ConfigurationError, LimitExceededError, ValidationError
-from .._request import snapshot_request
-from .._sse import SSEDecoder
+from .._errors import ConfigurationError, ProviderError
 from .._types import ChatRequest
-from ..limits import FrozenDict, JSONLimits, freeze_json
 from ._anthropic_errors import PROVIDER, TRANSLATED, provider_error
 from ._anthropic_events import MessagesEventMapper
 from ._anthropic_request import ReasoningParts, messages_body
-from ._http import merge_parameters
-from ._owned import OwnedClient
-from ._response import drain, release
+from ._sdk import SDKAdapter, StreamMapper, sdk_response
 
 __all__ = ["AnthropicChatAdapter"]
 
 
-class AnthropicChatAdapter(OwnedClient[anthropic.AsyncAnthropic]):
+class AnthropicChatAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     """Streams answers from Anthropic's Messages API.
 
     The official ``anthropic`` SDK builds, authenticates and sends the request and checks
@@ -70,7 +65,9 @@ class AnthropicChatAdapter(OwnedClient[anthropic.AsyncAnthropic]):
     However the stream stops, the HTTP response is closed at once.
     """
 
-    provider: Final = PROVIDER
+    provider: ClassVar[str] = PROVIDER
+    _request_id_header: ClassVar[str] = "request-id"
+    _translated: ClassVar[tuple[type[BaseException], ...]] = TRANSLATED
 
     def __init__(
         self,
@@ -81,59 +78,26 @@ class AnthropicChatAdapter(OwnedClient[anthropic.AsyncAnthropic]):
         reasoning_parts: ReasoningParts = "error",
         **settings: Any,
     ) -> None:
-        if type(model) is not str or not model:
-            raise ConfigurationError("model", model, "a non-empty model name")
+        self._check_model(model)
         if reasoning_parts not in ("error", "omit"):
             raise ConfigurationError("reasoning_parts", reasoning_parts, '"error" or "omit"')
-        self._model = model
         self._reasoning_parts: ReasoningParts = reasoning_parts
-        self._defaults = _default_parameters(parameters)
-        if client is not None:
-            if not isinstance(cast(object, client), anthropic.AsyncAnthropic):
-                raise ConfigurationError(
-                    "client", client, "an anthropic.AsyncAnthropic client (or None to create one)"
-                )
-            if settings:
-                raise ConfigurationError(
-                    "settings",
-                    sorted(settings),
-                    "no client settings when a client is passed (configure that client)",
-                )
-            self._client = client
-            self._owns_client = False
-        else:
-            try:
-                self._client = anthropic.AsyncAnthropic(**settings)
-            except anthropic.CredentialsError as exc:
-                raise ConfigurationError(
-                    "api_key",
-                    None,
-                    f"an API key: pass api_key=... or set ANTHROPIC_API_KEY ({exc})",
-                ) from exc
-            except anthropic.AnthropicError as exc:
-                raise ConfigurationError(
-                    "settings",
-                    sorted(settings),
-                    f"settings anthropic.AsyncAnthropic accepts ({exc})",
-                ) from exc
-            if not _has_credentials(self._client):
-                raise ConfigurationError(
-                    "api_key",
-                    None,
-                    "an API key: pass api_key=... or set ANTHROPIC_API_KEY (or "
-                    "ANTHROPIC_AUTH_TOKEN, or an Anthropic credentials profile)",
-                )
-            self._owns_client = True
+        self._set_defaults(
+            parameters,
+            "Anthropic Messages",
+            lambda request: messages_body(
+                request, model="-", parameters=request["parameters"], reasoning_parts="error"
+            ),
+        )
+        self._adopt(client, settings, anthropic.AsyncAnthropic, lambda: _create(settings))
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"
         return f"AnthropicChatAdapter(model={self._model!r}, {owner} client)"
 
-    async def stream(
-        self, request: ChatRequest, signal: AbortSignal
-    ) -> AsyncIterator[Mapping[str, object]]:
-        """Stream one answer to ``request`` (see the class docstring for what it raises)."""
-        parameters = merge_parameters(self._defaults, request["parameters"], PROVIDER)
+    def _open(
+        self, request: ChatRequest, parameters: Mapping[str, object]
+    ) -> tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]:
         body = messages_body(
             request,
             model=self._model,
@@ -144,47 +108,42 @@ class AnthropicChatAdapter(OwnedClient[anthropic.AsyncAnthropic]):
         messages = body.pop("messages")
         max_tokens = body.pop("max_tokens")
         del body["stream"]
-        mapper = MessagesEventMapper(PROVIDER)
-        events: list[dict[str, Any]] = []
         create = cast(Any, self._client.messages.with_streaming_response.create)
-        try:
-            async with create(
-                model=model,
-                messages=messages,
-                max_tokens=max_tokens,
-                stream=True,
-                extra_body=body,
-            ) as response:
-                http = cast(httpx2.Response, response.http_response)
-                mapper.request_id = http.headers.get("request-id")
-                chunks = http.aiter_bytes()
-                try:
-                    decoder = SSEDecoder()
-                    async for chunk in chunks:
-                        for sse in decoder.feed(chunk):
-                            mapper.feed(sse.event, sse.data, events)
-                            if mapper.done:
-                                break
-                        if mapper.done:
-                            break
-                        if events:
-                            for event in events:
-                                yield event
-                            events.clear()
-                    else:
-                        for sse in decoder.close():
-                            mapper.feed(sse.event, sse.data, events)
-                            if mapper.done:
-                                break
-                    if mapper.done:
-                        await drain(chunks)
-                finally:
-                    await release(chunks, http)
-        except TRANSLATED as exc:
-            raise provider_error(exc, mapper.request_id) from exc
-        mapper.finish(events)
-        for event in events:
-            yield event
+        opening = create(
+            model=model, messages=messages, max_tokens=max_tokens, stream=True, extra_body=body
+        )
+        return sdk_response(opening), MessagesEventMapper(PROVIDER)
+
+    def _provider_error(self, exc: BaseException, request_id: str | None) -> ProviderError:
+        return provider_error(
+            cast("anthropic.APIError | anthropic.CredentialsError | httpx2.RequestError", exc),
+            request_id,
+        )
+
+
+def _create(settings: Mapping[str, Any]) -> anthropic.AsyncAnthropic:
+    try:
+        client = anthropic.AsyncAnthropic(**settings)
+    except anthropic.CredentialsError as exc:
+        raise ConfigurationError(
+            "api_key",
+            None,
+            f"an API key: pass api_key=... or set ANTHROPIC_API_KEY ({exc})",
+        ) from exc
+    except anthropic.AnthropicError as exc:
+        raise ConfigurationError(
+            "settings",
+            sorted(settings),
+            f"settings anthropic.AsyncAnthropic accepts ({exc})",
+        ) from exc
+    if not _has_credentials(client):
+        raise ConfigurationError(
+            "api_key",
+            None,
+            "an API key: pass api_key=... or set ANTHROPIC_API_KEY (or "
+            "ANTHROPIC_AUTH_TOKEN, or an Anthropic credentials profile)",
+        )
+    return client
 
 
 def _has_credentials(client: anthropic.AsyncAnthropic) -> bool:
@@ -197,26 +156,3 @@ def _has_credentials(client: anthropic.AsyncAnthropic) -> bool:
         return True
     headers = {name.lower() for name in client.default_headers}
     return bool(headers & {"authorization", "x-api-key"})
-
-
-def _default_parameters(parameters: Mapping[str, object] | None) -> Mapping[str, object]:
-    if parameters is None:
-        return FrozenDict()
-    try:
-        frozen = freeze_json(parameters, root="parameters")
-        if type(frozen) is not FrozenDict:
-            raise ValidationError("parameters", "expected an object of request parameters")
-        if "toolChoice" in frozen:
-            raise ValidationError(
-                "parameters.toolChoice",
-                "not a default: it depends on each request's tools; set it per request",
-            )
-        # The checks a request's parameters get, then the adapter's own mapping.
-        shell: dict[str, object] = {"messages": [], "parameters": frozen}
-        request = snapshot_request(shell, JSONLimits())
-        messages_body(request, model="-", parameters=request["parameters"], reasoning_parts="error")
-    except (ValidationError, LimitExceededError) as exc:
-        raise ConfigurationError(
-            "parameters", parameters, f"request parameters Anthropic Messages accepts ({exc})"
-        ) from exc
-    return cast("Mapping[str, object]", frozen)

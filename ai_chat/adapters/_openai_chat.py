@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final, cast
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, ClassVar, Final, cast
 
+import httpx2
 import openai
 
-from .._adapter import AbortSignal
-from .._errors import ConfigurationError, LimitExceededError, ValidationError
-from .._request import snapshot_request
-from .._sse import SSEDecoder
+from .._errors import ConfigurationError, ProviderError
 from .._types import ChatRequest
-from ..limits import FrozenDict, JSONLimits, freeze_json
-from ._http import merge_parameters
 from ._openai_chat_events import ChatChunkMapper
 from ._openai_chat_request import ReasoningParts, chat_body
 from ._openai_errors import PROVIDER, TRANSLATED, provider_error
-from ._owned import OwnedClient
-from ._response import drain, release
+from ._sdk import SDKAdapter, StreamMapper, sdk_response
 
 __all__ = ["OpenAIChatAdapter"]
 
 _APIS: Final = "chat (responses is not supported yet)"
 
 
-class OpenAIChatAdapter(OwnedClient[openai.AsyncOpenAI]):
+class OpenAIChatAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """Streams answers from OpenAI's Chat Completions API or any OpenAI-compatible server.
 
     The official ``openai`` SDK builds, authenticates and sends the request and checks
@@ -67,7 +63,9 @@ class OpenAIChatAdapter(OwnedClient[openai.AsyncOpenAI]):
     However the stream stops, the HTTP response is closed at once.
     """
 
-    provider: Final = PROVIDER
+    provider: ClassVar[str] = PROVIDER
+    _request_id_header: ClassVar[str] = "x-request-id"
+    _translated: ClassVar[tuple[type[BaseException], ...]] = TRANSLATED
 
     def __init__(
         self,
@@ -81,44 +79,26 @@ class OpenAIChatAdapter(OwnedClient[openai.AsyncOpenAI]):
     ) -> None:
         if api != "chat":
             raise ConfigurationError("api", api, _APIS)
-        if type(model) is not str or not model:
-            raise ConfigurationError("model", model, "a non-empty model name")
+        self._check_model(model)
         if reasoning_parts not in ("error", "omit"):
             raise ConfigurationError("reasoning_parts", reasoning_parts, '"error" or "omit"')
-        self._model = model
         self._reasoning_parts: ReasoningParts = reasoning_parts
-        self._defaults = _default_parameters(parameters)
-        if client is not None:
-            if not isinstance(cast(object, client), openai.AsyncOpenAI):
-                raise ConfigurationError(
-                    "client", client, "an openai.AsyncOpenAI client (or None to create one)"
-                )
-            if settings:
-                raise ConfigurationError(
-                    "settings",
-                    sorted(settings),
-                    "no client settings when a client is passed (configure that client)",
-                )
-            self._client = client
-            self._owns_client = False
-        else:
-            try:
-                self._client = openai.AsyncOpenAI(**settings)
-            except openai.OpenAIError as exc:
-                raise ConfigurationError(
-                    "api_key", None, f"an API key: pass api_key=... or set OPENAI_API_KEY ({exc})"
-                ) from exc
-            self._owns_client = True
+        self._set_defaults(
+            parameters,
+            "Chat Completions",
+            lambda request: chat_body(
+                request, model="-", parameters=request["parameters"], reasoning_parts="error"
+            ),
+        )
+        self._adopt(client, settings, openai.AsyncOpenAI, lambda: _create(settings))
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"
         return f"OpenAIChatAdapter(model={self._model!r}, api='chat', {owner} client)"
 
-    async def stream(
-        self, request: ChatRequest, signal: AbortSignal
-    ) -> AsyncIterator[Mapping[str, object]]:
-        """Stream one answer to ``request`` (see the class docstring for what it raises)."""
-        parameters = merge_parameters(self._defaults, request["parameters"], PROVIDER)
+    def _open(
+        self, request: ChatRequest, parameters: Mapping[str, object]
+    ) -> tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]:
         body = chat_body(
             request,
             model=self._model,
@@ -128,60 +108,19 @@ class OpenAIChatAdapter(OwnedClient[openai.AsyncOpenAI]):
         model = body.pop("model")
         messages = body.pop("messages")
         del body["stream"]
-        mapper = ChatChunkMapper(PROVIDER)
-        events: list[dict[str, Any]] = []
-        try:
-            async with self._client.chat.completions.with_streaming_response.create(
-                model=model, messages=messages, stream=True, extra_body=body
-            ) as response:
-                http = response.http_response
-                mapper.request_id = http.headers.get("x-request-id")
-                chunks = http.aiter_bytes()
-                try:
-                    decoder = SSEDecoder()
-                    async for chunk in chunks:
-                        for sse in decoder.feed(chunk):
-                            mapper.feed(sse.data, events)
-                            if mapper.done:
-                                break
-                        if mapper.done:
-                            break
-                        if events:
-                            for event in events:
-                                yield event
-                            events.clear()
-                    else:
-                        for sse in decoder.close():
-                            mapper.feed(sse.data, events)
-                    if mapper.done:
-                        await drain(chunks)
-                finally:
-                    await release(chunks, http)
-        except TRANSLATED as exc:
-            raise provider_error(exc, mapper.request_id) from exc
-        mapper.finish(events)
-        for event in events:
-            yield event
+        opening = self._client.chat.completions.with_streaming_response.create(
+            model=model, messages=messages, stream=True, extra_body=body
+        )
+        return sdk_response(opening), ChatChunkMapper(PROVIDER)
+
+    def _provider_error(self, exc: BaseException, request_id: str | None) -> ProviderError:
+        return provider_error(cast("openai.APIError | httpx2.RequestError", exc), request_id)
 
 
-def _default_parameters(parameters: Mapping[str, object] | None) -> Mapping[str, object]:
-    if parameters is None:
-        return FrozenDict()
+def _create(settings: Mapping[str, Any]) -> openai.AsyncOpenAI:
     try:
-        frozen = freeze_json(parameters, root="parameters")
-        if type(frozen) is not FrozenDict:
-            raise ValidationError("parameters", "expected an object of request parameters")
-        if "toolChoice" in frozen:
-            raise ValidationError(
-                "parameters.toolChoice",
-                "not a default: it depends on each request's tools; set it per request",
-            )
-        # The checks a request's parameters get, then the adapter's own mapping.
-        shell: dict[str, object] = {"messages": [], "parameters": frozen}
-        request = snapshot_request(shell, JSONLimits())
-        chat_body(request, model="-", parameters=request["parameters"], reasoning_parts="error")
-    except (ValidationError, LimitExceededError) as exc:
+        return openai.AsyncOpenAI(**settings)
+    except openai.OpenAIError as exc:
         raise ConfigurationError(
-            "parameters", parameters, f"request parameters Chat Completions accepts ({exc})"
+            "api_key", None, f"an API key: pass api_key=... or set OPENAI_API_KEY ({exc})"
         ) from exc
-    return cast("Mapping[str, object]", frozen)

@@ -100,8 +100,9 @@ class ChatChunkMapper:
 
     # --- feeding ----------------------------------------------------------------------
 
-    def feed(self, data: str, out: list[Event]) -> None:
-        """Map one data line (a chunk, an error object or ``[DONE]``)."""
+    def feed(self, name: str, data: str, out: list[Event]) -> None:
+        """Map one data line (a chunk, an error object or ``[DONE]``); ``name``, the SSE
+        event name, is not used by Chat Completions."""
         if data == "[DONE]":
             self.done = True
             return

@@ -5,14 +5,14 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Generic, Protocol, Self, TypeVar
 
-__all__ = ["OwnedClient"]
+__all__ = ["Closable", "OwnedClient"]
 
 
-class _Closable(Protocol):
+class Closable(Protocol):
     async def close(self) -> None: ...
 
 
-_Client = TypeVar("_Client", bound=_Closable)
+_Client = TypeVar("_Client", bound=Closable)
 
 
 class OwnedClient(Generic[_Client]):
