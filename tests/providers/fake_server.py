@@ -53,6 +53,8 @@ __all__ = ["FakeServer", "Request", "Response", "Step", "serve", "sse"]
 Step: TypeAlias = bytes | float | Literal["drop", "reset", "hang"]
 
 _MAX_HEAD = 64 * 1024
+# Statuses providers send that the standard library does not name.
+_REASONS = {529: "Overloaded"}
 _CLIENT_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 
 
@@ -77,6 +79,9 @@ class Response:
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
     body: Sequence[Step] = ()
+    # "hang": send no status line at all and wait until the client closes the connection
+    # (a provider that accepted the request but has not answered yet).
+    head: Literal["send", "hang"] = "send"
 
 
 Handler: TypeAlias = Callable[[Request], Response]
@@ -149,7 +154,10 @@ class FakeServer:
     ) -> Literal["done", "closed", "abandoned"]:
         """Send ``response``: ``"done"`` (ready for another request), ``"closed"`` (the
         server closed the connection) or ``"abandoned"`` (the client closed it first)."""
-        reason = HTTPStatus(response.status).phrase
+        if response.head == "hang":
+            await _until_closed(reader)
+            return "abandoned"
+        reason = _REASONS.get(response.status) or HTTPStatus(response.status).phrase
         head = [f"HTTP/1.1 {response.status} {reason}"]
         head += [f"{name}: {value}" for name, value in response.headers.items()]
         head.append("transfer-encoding: chunked")

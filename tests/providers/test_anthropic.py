@@ -8,17 +8,15 @@ received.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import ssl
 import subprocess
 import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from http import HTTPStatus
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import anthropic
 import anyio
@@ -27,7 +25,6 @@ import pytest
 from anyio.abc import SocketAttribute
 
 from ai_chat import (
-    AbortSignal,
     AIChatAdapter,
     ChatEvent,
     ConfigurationError,
@@ -41,8 +38,8 @@ from ai_chat import (
 from ai_chat.adapters.anthropic import DEFAULT_MAX_TOKENS, AnthropicChatAdapter
 from ai_chat.testing import AdapterConformance
 
-from . import fake_server
 from .fake_server import FakeServer, Request, Response, Step, serve, sse
+from .release import ReleaseOnStop, released
 
 ROOT = Path(__file__).resolve().parents[2]
 # A guard against hangs, never a performance assertion.
@@ -892,14 +889,6 @@ def json_error(status: int, kind: str, message: str, headers: Mapping[str, str])
     )
 
 
-class _Status:
-    """``HTTPStatus`` for the fake server, plus Anthropic's 529, which the standard
-    library does not know."""
-
-    def __init__(self, status: int) -> None:
-        self.phrase = "Overloaded" if status == 529 else HTTPStatus(status).phrase
-
-
 @pytest.mark.parametrize(
     ("status", "kind", "headers", "retry_after", "hint", "sdk_class"),
     [
@@ -926,9 +915,7 @@ async def test_http_errors(
     retry_after: float | None,
     hint: str,
     sdk_class: type[BaseException],
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(fake_server, "HTTPStatus", _Status)
     raised, events, server = await failure(
         lambda request: json_error(status, kind, "Something specific.", headers), ProviderError
     )
@@ -966,86 +953,14 @@ SLOW: list[Step] = [
 ]
 
 
-async def released(server: FakeServer) -> None:
-    """The server saw the client hang up; no body generator was left for the GC."""
-    with anyio.fail_after(HANG_GUARD):
-        await server.wait_until(lambda s: s.disconnects == 1)
-    assert server.closed == server.connections == 1
-    # A body generator left suspended would be reported now (trio warns, and pytest turns
-    # the warning into an error).
-    gc.collect()
-    await anyio.lowlevel.checkpoint()
+class TestReleaseOnStop(ReleaseOnStop):
+    slow: ClassVar[Sequence[Step]] = SLOW
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
 
-
-async def test_cancelling_a_pending_read_closes_the_connection() -> None:
-    async with anthropic_adapter(streaming(SLOW)) as (server, adapter):
-        stream = create_chat_stream(adapter, HELLO)
-        with anyio.fail_after(HANG_GUARD):
-            while (await stream.__anext__())["type"] != "text-delta":
-                pass
-        with anyio.move_on_after(0.05):
-            while True:
-                await stream.__anext__()
-        await released(server)
-        await stream.aclose()
-
-
-async def test_aclose_mid_stream_closes_the_connection() -> None:
-    async with anthropic_adapter(streaming(SLOW)) as (server, adapter):
-        stream = create_chat_stream(adapter, HELLO)
-        with anyio.fail_after(HANG_GUARD):
-            await stream.__anext__()
-            await stream.aclose()
-        await released(server)
-
-
-async def test_break_inside_async_with_closes_the_connection() -> None:
-    async with anthropic_adapter(streaming(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD):
-            async with create_chat_stream(adapter, HELLO) as stream:
-                async for item in stream:
-                    if item["type"] == "text-delta":
-                        break
-        await released(server)
-
-
-async def test_a_validation_failure_downstream_closes_the_connection() -> None:
-    async with anthropic_adapter(streaming(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(LimitExceededError):
-            async with create_chat_stream(adapter, HELLO, max_response_chars=120) as stream:
-                async for _event in stream:
-                    pass
-        await released(server)
-
-
-async def test_closing_the_adapter_generator_at_a_yield_closes_the_connection() -> None:
-    async with anthropic_adapter(streaming(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            assert (await events.__anext__())["type"] == "start"
-            await events.aclose()  # suspended at a yield, the response still open
-        await released(server)
-
-
-async def test_cancellation_passes_through_the_adapter_unwrapped() -> None:
-    async with anthropic_adapter(streaming(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            while (await events.__anext__())["type"] != "text-delta":
-                pass
-            with anyio.move_on_after(0.05) as scope:
-                # The adapter now waits for the hanging server; a cancellation it wrapped
-                # would escape here as an error instead of ending in the scope.
-                async for _event in events:
-                    pass
-            assert scope.cancelled_caught
-        await released(server)
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return anthropic_adapter(handler)
 
 
 # --- construction and ownership -------------------------------------------------------------

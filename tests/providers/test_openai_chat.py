@@ -8,7 +8,6 @@ UTF-8, ``data: [DONE]``) with chunked encoding, and records what it received.
 from __future__ import annotations
 
 import email.utils
-import gc
 import json
 import os
 import ssl
@@ -16,9 +15,9 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import anyio
 import httpx2
@@ -27,7 +26,6 @@ import pytest
 from anyio.abc import SocketAttribute
 
 from ai_chat import (
-    AbortSignal,
     AIChatAdapter,
     ChatEvent,
     ConfigurationError,
@@ -43,6 +41,7 @@ from ai_chat.adapters.openai import OpenAIChatAdapter
 from ai_chat.testing import AdapterConformance
 
 from .fake_server import FakeServer, Request, Response, Step, serve, sse
+from .release import ReleaseOnStop, released
 
 ROOT = Path(__file__).resolve().parents[2]
 # A guard against hangs, never a performance assertion.
@@ -1005,86 +1004,14 @@ async def test_a_refused_connection_is_a_provider_error() -> None:
 SLOW: list[Step] = [*text_chunks("one ", "two "), "hang"]
 
 
-async def released(server: FakeServer) -> None:
-    """The server saw the client hang up; no body generator was left for the GC."""
-    with anyio.fail_after(HANG_GUARD):
-        await server.wait_until(lambda s: s.disconnects == 1)
-    assert server.closed == server.connections == 1
-    # A body generator left suspended would be reported now (trio warns, and pytest turns
-    # the warning into an error).
-    gc.collect()
-    await anyio.lowlevel.checkpoint()
+class TestReleaseOnStop(ReleaseOnStop):
+    slow: ClassVar[Sequence[Step]] = SLOW
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
 
-
-async def test_cancelling_a_pending_read_closes_the_connection() -> None:
-    async with openai_adapter(streaming(SLOW)) as (server, adapter):
-        stream = create_chat_stream(adapter, HELLO)
-        with anyio.fail_after(HANG_GUARD):
-            while (await stream.__anext__())["type"] != "text-delta":
-                pass
-        with anyio.move_on_after(0.05):
-            while True:
-                await stream.__anext__()
-        await released(server)
-        await stream.aclose()
-
-
-async def test_aclose_mid_stream_closes_the_connection() -> None:
-    async with openai_adapter(streaming(SLOW)) as (server, adapter):
-        stream = create_chat_stream(adapter, HELLO)
-        with anyio.fail_after(HANG_GUARD):
-            await stream.__anext__()
-            await stream.aclose()
-        await released(server)
-
-
-async def test_break_inside_async_with_closes_the_connection() -> None:
-    async with openai_adapter(streaming(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD):
-            async with create_chat_stream(adapter, HELLO) as stream:
-                async for event in stream:
-                    if event["type"] == "text-delta":
-                        break
-        await released(server)
-
-
-async def test_a_validation_failure_downstream_closes_the_connection() -> None:
-    async with openai_adapter(streaming(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(LimitExceededError):
-            async with create_chat_stream(adapter, HELLO, max_response_chars=120) as stream:
-                async for _event in stream:
-                    pass
-        await released(server)
-
-
-async def test_closing_the_adapter_generator_at_a_yield_closes_the_connection() -> None:
-    async with openai_adapter(streaming(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            assert (await events.__anext__())["type"] == "start"
-            await events.aclose()  # suspended at a yield, the response still open
-        await released(server)
-
-
-async def test_cancellation_passes_through_the_adapter_unwrapped() -> None:
-    async with openai_adapter(streaming(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            while (await events.__anext__())["type"] != "text-delta":
-                pass
-            with anyio.move_on_after(0.05) as scope:
-                # The adapter now waits for the hanging server; a cancellation it wrapped
-                # would escape here as an error instead of ending in the scope.
-                async for _event in events:
-                    pass
-            assert scope.cancelled_caught
-        await released(server)
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return openai_adapter(handler)
 
 
 # --- construction and ownership -------------------------------------------------------------
