@@ -1,22 +1,105 @@
-"""The ``ai-chat`` command line: stream a chat answer to the terminal."""
+"""The ``ai-chat`` command line: stream a chat answer to the terminal, or serve a chat page.
+
+``ai-chat send TEXT`` prints one answer as it streams; ``ai-chat serve`` serves the UI
+message stream endpoint (``POST /api/chat``) and the chat page (``GET /``). Both take the
+same provider options; without them the offline scripted adapter answers (no key, no
+network). A missing key, a missing extra or an option that does not fit the provider
+ends the command with a one-line message, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
+import ipaddress
 import json
 import os
+import socket
 import sys
-from collections.abc import Sequence
-from typing import TextIO, cast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TextIO, cast
 
 import anyio
 
-from ._errors import AIChatError
+from ._adapter import AIChatAdapter
+from ._errors import AIChatError, ConfigurationError
 from ._stream import ChatStream, create_chat_stream
 from ._types import ChatEvent, FinishEvent, ToolInputAvailableEvent
 from .adapters import ScriptedAdapter
 
-__all__ = ["main"]
+__all__ = ["DEFAULT_MODELS", "main"]
+
+PROVIDERS: Final = ("demo", "openai", "anthropic", "gemini", "ui-stream")
+
+DEFAULT_MODELS: Final[Mapping[str, str]] = {
+    "openai": "gpt-5.4-mini",
+    "anthropic": "claude-haiku-4-5",
+    "gemini": "gemini-2.5-flash",
+}
+"""The model each provider uses when ``--model`` is not given: a fast, inexpensive one."""
+
+_DEMO_DELAY: Final = 0.02
+
+# The environment variables each provider's SDK reads its key from.
+_KEY_VARIABLES: Final[Mapping[str, str]] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY (or GOOGLE_API_KEY)",
+}
+
+# The module and extra behind each provider (the ui-stream adapter needs only httpx).
+_MODULES: Final[Mapping[str, tuple[str, str | None]]] = {
+    "openai": ("ai_chat.adapters.openai", "openai"),
+    "anthropic": ("ai_chat.adapters.anthropic", "anthropic"),
+    "gemini": ("ai_chat.adapters.gemini", "gemini"),
+    "ui-stream": ("ai_chat.adapters.ui_stream", None),
+}
+
+
+class _CommandError(AIChatError):
+    """The command cannot run as asked; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class _Provider:
+    name: str
+    model: str | None
+    base_url: str | None
+    delay: float | None
+
+
+def _provider_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    group = options.add_argument_group("provider options")
+    group.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default="demo",
+        help="who answers: demo is the offline scripted adapter (the default); openai, "
+        "anthropic and gemini call the provider with the key from its usual environment "
+        "variable; ui-stream calls another UI message stream endpoint (--base-url)",
+    )
+    group.add_argument(
+        "--model",
+        help="the model (defaults: "
+        + ", ".join(f"{name} {model}" for name, model in DEFAULT_MODELS.items())
+        + ")",
+    )
+    group.add_argument(
+        "--base-url",
+        help="the provider's API base URL (an OpenAI-compatible server such as "
+        "http://localhost:11434/v1, a proxy...); for ui-stream the endpoint's full URL, "
+        "such as http://127.0.0.1:8000/api/chat",
+    )
+    group.add_argument(
+        "--delay",
+        type=float,
+        default=None,
+        help=f"demo only: seconds between events (default: {_DEMO_DELAY})",
+    )
+    return options
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,8 +107,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="ai-chat", description="Stream chat answers through ai_chat's send lifecycle."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    options = _provider_options()
     send = commands.add_parser(
         "send",
+        parents=[options],
         help="send one user message and stream the answer",
         description="Send one user message and print the answer as it streams. Without a "
         "provider option the built-in offline scripted adapter answers: no key, no network.",
@@ -33,38 +118,128 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("text", help="the user message")
     send.add_argument("--system", help="a system message to send first")
     send.add_argument("--json", action="store_true", help="print one normalized event per line")
-    send.add_argument(
-        "--delay",
-        type=float,
-        default=0.02,
-        help="seconds between events of the offline adapter (default: %(default)s)",
+    serve = commands.add_parser(
+        "serve",
+        parents=[options],
+        help="serve POST /api/chat and a chat page at /",
+        description="Serve the UI message stream endpoint POST /api/chat (what the AI SDK's "
+        "useChat talks to) and a chat page at /. Without a provider option the offline "
+        "scripted adapter answers. Stop with Ctrl+C.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="interface (default: %(default)s)")
+    serve.add_argument(
+        "--port", type=int, default=8000, help="port, 0 for any free one (default: %(default)s)"
     )
     return parser
 
 
+def _provider(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Provider:
+    """The provider options, checked against each other (a misfit is a usage error)."""
+    name = cast(str, args.provider)
+    model = cast("str | None", args.model)
+    base_url = cast("str | None", args.base_url)
+    delay = cast("float | None", args.delay)
+    if name == "demo":
+        if model is not None:
+            parser.error("--model needs a model provider (--provider openai, anthropic, gemini)")
+        if base_url is not None:
+            parser.error("--base-url needs --provider (the demo adapter makes no requests)")
+        return _Provider(name, None, None, _DEMO_DELAY if delay is None else delay)
+    if delay is not None:
+        parser.error("--delay applies only to --provider demo")
+    if name == "ui-stream":
+        if base_url is None:
+            parser.error("--provider ui-stream needs --base-url, the endpoint's full URL")
+        if model is not None:
+            parser.error("--model does not apply to --provider ui-stream (the server chooses)")
+        return _Provider(name, None, base_url, None)
+    if model is not None and not model:
+        parser.error("--model must not be empty")
+    return _Provider(name, model or DEFAULT_MODELS[name], base_url, None)
+
+
+def _import(provider: str) -> Any:
+    module, extra = _MODULES[provider]
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if exc.name == module or extra is None:
+            raise _CommandError(
+                f"--provider {provider} is not available in this installation ({exc})"
+            ) from exc
+        raise _CommandError(
+            f'--provider {provider} needs the {extra} extra: pip install "ai_chat[{extra}]" '
+            f'(or uv add "ai_chat[{extra}]")'
+        ) from exc
+
+
+def _create_adapter(provider: _Provider) -> AIChatAdapter:
+    """The adapter for ``provider``; close it with :func:`_close` (it may own a client)."""
+    if provider.name == "demo":
+        assert provider.delay is not None
+        return ScriptedAdapter(delay=provider.delay)
+    module = _import(provider.name)
+    settings: dict[str, Any] = {}
+    try:
+        if provider.name == "ui-stream":
+            return cast(AIChatAdapter, module.UIMessageStreamAdapter(provider.base_url))
+        if provider.name == "gemini":
+            if provider.base_url is not None:
+                settings["http_options"] = {"base_url": provider.base_url}
+            return cast(AIChatAdapter, module.GeminiChatAdapter(model=provider.model, **settings))
+        if provider.base_url is not None:
+            settings["base_url"] = provider.base_url
+        # A page sends back earlier answers; reasoning the API cannot take is left out.
+        factory: Callable[..., AIChatAdapter] = (
+            module.OpenAIChatAdapter if provider.name == "openai" else module.AnthropicChatAdapter
+        )
+        return factory(model=provider.model, reasoning_parts="omit", **settings)
+    except ConfigurationError as exc:
+        if exc.parameter == "api_key":
+            raise _CommandError(
+                f"--provider {provider.name} needs an API key: set {_KEY_VARIABLES[provider.name]}"
+            ) from exc
+        raise
+
+
+async def _close(adapter: AIChatAdapter) -> None:
+    aclose = getattr(adapter, "aclose", None)
+    if aclose is not None:
+        with anyio.CancelScope(shield=True):
+            await aclose()
+
+
+def _describe(provider: _Provider) -> str:
+    if provider.name == "demo":
+        return "the offline demo adapter"
+    if provider.name == "ui-stream":
+        return f"the UI message stream endpoint {provider.base_url}"
+    return f"{provider.name} {provider.model}" + (
+        f" at {provider.base_url}" if provider.base_url else ""
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 failed, 130 interrupted)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    provider = _provider(parser, args)
     # A terminal that cannot show a character gets an escape, not a traceback.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    messages: list[dict[str, object]] = []
-    if args.system is not None:
-        messages.append(
-            {"id": "system-1", "role": "system", "parts": [{"type": "text", "text": args.system}]}
-        )
-    messages.append(
-        {"id": "user-1", "role": "user", "parts": [{"type": "text", "text": args.text}]}
-    )
     try:
-        adapter = ScriptedAdapter(delay=args.delay)
-        stream = create_chat_stream(adapter, {"messages": messages})
-        anyio.run(_print_stream, stream, args.json, sys.stdout)
+        if args.command == "serve":
+            return _serve(provider, cast(str, args.host), cast(int, args.port))
+        anyio.run(_send, provider, _messages(args), args.json, sys.stdout)
+    except _CommandError as exc:
+        sys.stdout.flush()
+        print(f"ai-chat: {_one_line(str(exc))}", file=sys.stderr)
+        return 1
     except AIChatError as exc:
         sys.stdout.flush()
-        print(f"\nai-chat: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"\nai-chat: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\nai-chat: interrupted", file=sys.stderr)
@@ -75,6 +250,113 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     return 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _messages(args: argparse.Namespace) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = []
+    if args.system is not None:
+        messages.append(
+            {"id": "system-1", "role": "system", "parts": [{"type": "text", "text": args.system}]}
+        )
+    messages.append(
+        {"id": "user-1", "role": "user", "parts": [{"type": "text", "text": args.text}]}
+    )
+    return messages
+
+
+async def _send(
+    provider: _Provider, messages: list[dict[str, object]], as_json: bool, out: TextIO
+) -> None:
+    adapter = _create_adapter(provider)
+    try:
+        await _print_stream(create_chat_stream(adapter, {"messages": messages}), as_json, out)
+    finally:
+        await _close(adapter)
+
+
+# --- serve -------------------------------------------------------------------------------
+
+
+def _serve(provider: _Provider, host: str, port: int) -> int:
+    try:
+        import uvicorn
+
+        from .server import create_chat_app
+    except ImportError as exc:
+        raise _CommandError(
+            'serve needs the server extra: pip install "ai_chat[server]" '
+            '(or uv add "ai_chat[server]")'
+        ) from exc
+    listener = _listen(host, port)
+    with listener:
+        adapter = _create_adapter(provider)
+        app = create_chat_app(adapter, page=True)
+        config = uvicorn.Config(app, log_level="warning", server_header=False)
+        server = uvicorn.Server(config)
+        bound_host, bound_port = cast("tuple[str, int]", listener.getsockname()[:2])
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        print(
+            f"ai-chat: serving {_describe(provider)} at http://{shown}:{bound_port}/ "
+            "(Ctrl+C to stop)",
+            file=sys.stderr,
+            flush=True,
+        )
+        if provider.name != "demo" and not _is_loopback(bound_host):
+            print(
+                "ai-chat: warning: the endpoint has no authentication; anyone who can reach "
+                f"{shown}:{bound_port} can spend your {provider.name} quota",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        async def run() -> None:
+            try:
+                await server.serve(sockets=[listener])
+            finally:
+                await _close(adapter)
+
+        # Ctrl+C is how a server is stopped: uvicorn has shut down gracefully by then.
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(run)
+    print("ai-chat: stopped", file=sys.stderr)
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.partition("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket, bound here so that the address is known (port 0 works)."""
+    if not 0 <= port <= 65535:
+        raise _CommandError(f"--port must be between 0 and 65535, got {port}")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listener = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise _CommandError(f"cannot listen on {host}:{port}: {exc}") from exc
+    try:
+        if os.name != "nt":
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(2048)
+        listener.setblocking(False)
+    except OSError as exc:
+        listener.close()
+        raise _CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return listener
+
+
+# --- send output -------------------------------------------------------------------------
 
 
 async def _print_stream(stream: ChatStream, as_json: bool, out: TextIO) -> None:

@@ -17,7 +17,8 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     │   │                      inside the stream, a dropped or reset connection, a
     │   │                      malformed line; carries provider, status, error type,
     │   │                      request id and retry-after
-    │   └── TruncatedStreamError  the provider's stream ended before its terminal signal
+    │   ├── TruncatedStreamError  the provider's stream ended before its terminal signal
+    │   └── RemoteStreamError     a UI message stream server sent an ``error`` chunk
     ├── AdapterError           an adapter raised something that is not an AIChatError;
     │                          the original is ``__cause__``
     ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
@@ -38,6 +39,7 @@ __all__ = [
     "LimitExceededError",
     "ProtocolError",
     "ProviderError",
+    "RemoteStreamError",
     "StreamBusyError",
     "StreamClosedError",
     "StreamFormatError",
@@ -207,6 +209,36 @@ class TruncatedStreamError(ProviderError):
     example). Provider SDKs treat this as a normal end; ai_chat never takes a cut-off
     answer for a finished one. Retrying the request is usually the remedy.
     """
+
+
+class RemoteStreamError(ProviderError):
+    """The server reported a failure inside the stream: an ``error`` chunk.
+
+    The AI SDK's client turns the same chunk into its chat's error state; here it ends
+    the stream with this exception, after the events that came before it. AI SDK
+    servers mask the text as ``"An error occurred."`` unless the application formats
+    errors itself (``onError``), so it is often all there is to know.
+
+    Attributes:
+        error_text: the chunk's ``errorText``, whole (bounded by the adapter's
+            ``max_event_chars``); the message shows it shortened.
+    """
+
+    def __init__(
+        self, error_text: str, *, provider: str = "ui-stream", request_id: str | None = None
+    ) -> None:
+        self.error_text = error_text
+        shown = (
+            error_text
+            if len(error_text) <= 500
+            else f"{error_text[:500]}... (+{len(error_text) - 500:,} chars)"
+        )
+        super().__init__(
+            provider,
+            f"the server reported an error in the stream: {shown}",
+            error_type="error",
+            request_id=request_id,
+        )
 
 
 class AdapterError(AIChatError):

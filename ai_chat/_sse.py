@@ -12,8 +12,7 @@ applies the idle timeout between reads.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from ._errors import ConfigurationError, LimitExceededError, StreamFormatError
 
@@ -30,9 +29,12 @@ DEFAULT_MAX_EVENT_CHARS: Final = 8 * 1024 * 1024
 DEFAULT_MAX_BODY_BYTES: Final = 256 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
-    """One dispatched event. ``event`` is ``"message"`` when the stream names none."""
+class SSEEvent(NamedTuple):
+    """One dispatched event. ``event`` is ``"message"`` when the stream names none.
+
+    A named tuple rather than a frozen dataclass: one is made per event, and creating a
+    tuple costs a fraction of what a dataclass does.
+    """
 
     data: str
     event: str = "message"

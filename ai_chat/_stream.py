@@ -246,6 +246,13 @@ class ChatStream:
         return self._pipe is not None and not self._pipe.done.is_set()
 
     @property
+    def buffered_events(self) -> int:
+        """How many validated events wait to be read: the next read returns one of them
+        without waiting. 0 before the stream starts. (A server uses it to put events
+        that are already there into one write.)"""
+        return 0 if self._pipe is None else len(self._pipe.buffer)
+
+    @property
     def signal(self) -> AbortSignal | None:
         """The adapter's abort signal, once the stream has started."""
         return None if self._pipe is None else self._pipe.signal

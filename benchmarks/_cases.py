@@ -331,3 +331,11 @@ CASES: dict[str, Case] = {
         },
     ),
 }
+
+
+# Registered last: these modules import Case and the helpers above.
+from benchmarks._gemini_case import GEMINI_CASE  # noqa: E402
+from benchmarks._responses_case import RESPONSES_CASE  # noqa: E402
+
+CASES["openai-responses"] = RESPONSES_CASE
+CASES["gemini"] = GEMINI_CASE

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import selectors
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+import httpx
 import pytest
+from anyio.from_thread import start_blocking_portal
+from providers.fake_server import FakeServer, Request, Response, serve, sse
 
-from ai_chat._cli import main
+from ai_chat._cli import DEFAULT_MODELS, _is_loopback, main  # pyright: ignore[reportPrivateUsage]
+from ai_chat.server._page import CHAT_PAGE_HTML
 
 # Hang guard for subprocesses, not a performance assertion.
 TIMEOUT = 120
@@ -284,3 +295,532 @@ def test_cli_survives_a_terminal_that_cannot_encode_its_output() -> None:
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert "[finish: tool-calls" in result.stdout
+
+
+# --------------------------------------------------------------------------------------
+# Provider options
+# --------------------------------------------------------------------------------------
+
+NO_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--model", "m"], "--model needs a model provider"),
+        (["--base-url", "http://x"], "--base-url needs --provider"),
+        (["--provider", "openai", "--delay", "0"], "--delay applies only to --provider demo"),
+        (["--provider", "ui-stream"], "--provider ui-stream needs --base-url"),
+        (
+            ["--provider", "ui-stream", "--base-url", "http://x/api/chat", "--model", "m"],
+            "--model does not apply to --provider ui-stream",
+        ),
+        (["--provider", "openai", "--model", ""], "--model must not be empty"),
+        (["--provider", "nobody"], "invalid choice: 'nobody'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["send", "serve"])
+def test_options_that_do_not_fit_the_provider_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], command: str, options: list[str], message: str
+) -> None:
+    argv = [command, *(["Hello"] if command == "send" else []), *options]
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert message in err
+    assert "usage: ai-chat" in err
+
+
+def test_help_names_the_providers_and_default_models(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("send", "serve"):
+        with pytest.raises(SystemExit) as caught:
+            main([command, "--help"])
+        assert caught.value.code == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "{demo,openai,anthropic,gemini,ui-stream}" in out
+        for provider, model in DEFAULT_MODELS.items():
+            assert f"{provider} {model}" in out
+
+
+@pytest.mark.parametrize(
+    ("provider", "variable"),
+    [
+        ("openai", "OPENAI_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY)"),
+    ],
+)
+@pytest.mark.parametrize("command", ["send", "serve"])
+def test_a_missing_key_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: str,
+    provider: str,
+    variable: str,
+) -> None:
+    for name in NO_KEYS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no credentials profile either
+    argv = [command, *(["Hello"] if command == "send" else ["--port", "0"])]
+    assert main([*argv, "--provider", provider]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"ai-chat: --provider {provider} needs an API key: set {variable}\n"
+
+
+def test_send_with_the_demo_provider_named_is_the_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["send", "Hello", "--json", "--delay", "0"]) == 0
+    default = capsys.readouterr().out
+    assert main(["send", "Hello", "--json", "--delay", "0", "--provider", "demo"]) == 0
+    assert capsys.readouterr().out == default
+
+
+BLOCKED = (
+    "import sys\n"
+    "for name in sys.argv[1].split(','):\n"
+    "    sys.modules[name] = None  # import name raises ImportError\n"
+    "from ai_chat._cli import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("blocked", "argv", "message"),
+    [
+        (
+            "openai",
+            ["send", "hi", "--provider", "openai"],
+            'ai-chat: --provider openai needs the openai extra: pip install "ai_chat[openai]" '
+            '(or uv add "ai_chat[openai]")',
+        ),
+        (
+            "anthropic",
+            ["serve", "--port", "0", "--provider", "anthropic"],
+            'ai-chat: --provider anthropic needs the anthropic extra: pip install "ai_chat[anthropic]" '
+            '(or uv add "ai_chat[anthropic]")',
+        ),
+        (
+            "google,google.genai",
+            ["send", "hi", "--provider", "gemini"],
+            'ai-chat: --provider gemini needs the gemini extra: pip install "ai_chat[gemini]" '
+            '(or uv add "ai_chat[gemini]")',
+        ),
+        (
+            "starlette,uvicorn",
+            ["serve", "--port", "0"],
+            'ai-chat: serve needs the server extra: pip install "ai_chat[server]" '
+            '(or uv add "ai_chat[server]")',
+        ),
+    ],
+    ids=["openai", "anthropic", "gemini", "server"],
+)
+def test_a_missing_extra_is_one_clear_line(blocked: str, argv: list[str], message: str) -> None:
+    result = run([sys.executable, "-c", BLOCKED, blocked, *argv])
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == message + "\n"
+
+
+# --------------------------------------------------------------------------------------
+# Providers over loopback HTTP: the genuine SDKs against a fake provider server
+# --------------------------------------------------------------------------------------
+
+SSE_HEADERS = {"content-type": "text/event-stream"}
+OPENAI_USAGE = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+
+
+def openai_chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, *, usage: Any = None
+) -> bytes:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return sse(
+        {
+            "id": "chatcmpl-cli",
+            "object": "chat.completion.chunk",
+            "created": 1_760_000_000,
+            "model": "whatever-the-server-says",
+            "choices": choices,
+            "usage": usage,
+        }
+    )
+
+
+def openai_answer(request: Request) -> Response:
+    return Response(
+        200,
+        SSE_HEADERS,
+        [
+            openai_chunk({"role": "assistant", "content": ""}),
+            openai_chunk({"content": "Hi "}),
+            openai_chunk({"content": "there"}),
+            openai_chunk({}, "stop"),
+            openai_chunk(usage=OPENAI_USAGE),
+            sse("[DONE]"),
+        ],
+    )
+
+
+def anthropic_event(kind: str, **fields: Any) -> bytes:
+    return sse({"type": kind, **fields}, event=kind)
+
+
+def anthropic_answer(request: Request) -> Response:
+    message: dict[str, Any] = {
+        "id": "msg_cli",
+        "type": "message",
+        "role": "assistant",
+        "model": "whatever-the-server-says",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 1},
+    }
+    return Response(
+        200,
+        SSE_HEADERS,
+        [
+            anthropic_event("message_start", message=message),
+            anthropic_event(
+                "content_block_start", index=0, content_block={"type": "text", "text": ""}
+            ),
+            anthropic_event(
+                "content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi "}
+            ),
+            anthropic_event(
+                "content_block_delta", index=0, delta={"type": "text_delta", "text": "there"}
+            ),
+            anthropic_event("content_block_stop", index=0),
+            anthropic_event(
+                "message_delta",
+                delta={"stop_reason": "end_turn", "stop_sequence": None},
+                usage={"output_tokens": 2},
+            ),
+            anthropic_event("message_stop"),
+        ],
+    )
+
+
+def gemini_answer(request: Request) -> Response:
+    def chunk(text: str, finish: str | None = None) -> bytes:
+        candidate: dict[str, Any] = {
+            "content": {"parts": [{"text": text}], "role": "model"},
+            "index": 0,
+        }
+        if finish is not None:
+            candidate["finishReason"] = finish
+        usage = {"promptTokenCount": 5, "candidatesTokenCount": 2, "totalTokenCount": 7}
+        return sse({"candidates": [candidate], "usageMetadata": usage}, eol="\r\n")
+
+    return Response(200, SSE_HEADERS, [chunk("Hi "), chunk("there"), chunk("", "STOP")])
+
+
+def cli_env(**variables: str) -> dict[str, str]:
+    """The environment for a subprocess: no provider keys or base URLs unless given."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in NO_KEYS and not name.endswith("_BASE_URL")
+    }
+    return {**env, "PYTHONIOENCODING": "utf-8", **variables}
+
+
+@contextmanager
+def provider_server(handler: Callable[[Request], Response]) -> Generator[FakeServer]:
+    """The loopback fake provider, running in a thread so that the command runs here."""
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(serve(handler)) as server,
+    ):
+        yield server
+
+
+@pytest.fixture
+def provider_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No provider key or base URL from the machine's environment."""
+    for name in [*NO_KEYS, *(n for n in os.environ if n.endswith("_BASE_URL"))]:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("model", [None, "gpt-test"], ids=["default-model", "model"])
+def test_send_with_openai(
+    capsys: pytest.CaptureFixture[str], provider_env: pytest.MonkeyPatch, model: str | None
+) -> None:
+    provider_env.setenv("OPENAI_API_KEY", "test-key")
+    with provider_server(openai_answer) as server:
+        argv = ["send", "Hello", "--json", "--provider", "openai", "--base-url", server.url("/v1")]
+        assert main([*argv, *(["--model", model] if model else [])]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    events = lines_as_json(out)
+    assert "".join(e["delta"] for e in events if e["type"] == "text-delta") == "Hi there"
+    assert events[-1] == {
+        "type": "finish",
+        "finishReason": "stop",
+        "usage": {"inputTokens": 5, "outputTokens": 2, "totalTokens": 7},
+    }
+    [request] = server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer test-key"
+    body = request.json()
+    assert body["model"] == (model or DEFAULT_MODELS["openai"])
+    assert body["stream"] is True
+    assert body["messages"] == [{"role": "user", "content": "Hello"}]
+
+
+def test_send_with_anthropic_prints_text_and_usage(
+    capsys: pytest.CaptureFixture[str], provider_env: pytest.MonkeyPatch
+) -> None:
+    provider_env.setenv("ANTHROPIC_API_KEY", "test-key")
+    with provider_server(anthropic_answer) as server:
+        argv = ["send", "Hello", "--system", "Be brief", "--provider", "anthropic"]
+        assert main([*argv, "--base-url", server.url()]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.splitlines() == ["Hi there", "[finish: stop · tokens: 5 in, 2 out, 7 total]"]
+    [request] = server.requests
+    assert request.path == "/v1/messages"
+    assert request.headers["authorization"] == "Bearer test-key"
+    body = request.json()
+    assert body["model"] == DEFAULT_MODELS["anthropic"]
+    assert body["system"] == [{"type": "text", "text": "Be brief"}]
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}]
+
+
+@pytest.mark.parametrize("variable", ["GEMINI_API_KEY", "GOOGLE_API_KEY"])
+def test_send_with_gemini(
+    capsys: pytest.CaptureFixture[str], provider_env: pytest.MonkeyPatch, variable: str
+) -> None:
+    provider_env.setenv(variable, "test-key")
+    with provider_server(gemini_answer) as server:
+        argv = ["send", "Hello", "--json", "--provider", "gemini", "--base-url", server.url()]
+        assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    events = lines_as_json(out)
+    assert "".join(e["delta"] for e in events if e["type"] == "text-delta") == "Hi there"
+    assert events[-1]["type"] == "finish"
+    assert events[-1]["finishReason"] == "stop"
+    assert events[-1]["usage"]["totalTokens"] == 7
+    [request] = server.requests
+    model = DEFAULT_MODELS["gemini"]
+    assert request.path.endswith(f"/models/{model}:streamGenerateContent?alt=sse")
+    assert request.headers["x-goog-api-key"] == "test-key"
+    assert request.json()["contents"] == [{"role": "user", "parts": [{"text": "Hello"}]}]
+
+
+def test_a_provider_error_is_one_line_and_status_1(
+    capsys: pytest.CaptureFixture[str], provider_env: pytest.MonkeyPatch
+) -> None:
+    def refuse(request: Request) -> Response:
+        body = json.dumps({"error": {"message": "Incorrect API key", "type": "auth"}})
+        return Response(401, {"content-type": "application/json"}, [body.encode()])
+
+    provider_env.setenv("OPENAI_API_KEY", "wrong")
+    with provider_server(refuse) as server:
+        assert main(["send", "Hello", "--provider", "openai", "--base-url", server.url("/v1")]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("\nai-chat: ProviderError: ")
+    assert "401" in err
+    assert "Incorrect API key" in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------------------
+# ai-chat serve, as a real subprocess
+# --------------------------------------------------------------------------------------
+
+HELLO_BODY = {
+    "id": "chat-1",
+    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}],
+    "trigger": "submit-message",
+}
+SERVING = re.compile(r"^ai-chat: serving (.+) at (http://\S+/) \(Ctrl\+C to stop\)\n$")
+
+
+@dataclass
+class Served:
+    description: str
+    url: str
+    process: subprocess.Popen[str]
+
+    def stop(self) -> tuple[int, str]:
+        """Ctrl+C: the exit status and the rest of stderr."""
+        self.process.send_signal(signal.SIGINT)
+        _, rest = self.process.communicate(timeout=TIMEOUT)
+        return self.process.returncode, rest
+
+
+@contextmanager
+def serving(*options: str, env: dict[str, str] | None = None) -> Generator[Served]:
+    """``ai-chat serve --port 0 OPTIONS`` in a subprocess, until the block ends."""
+    with subprocess.Popen(
+        [*PYTHON_M, "serve", "--port", "0", *options],
+        env=env or cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    ) as process:
+        try:
+            assert process.stderr is not None
+            with selectors.DefaultSelector() as selector:
+                selector.register(process.stderr, selectors.EVENT_READ)
+                assert selector.select(TIMEOUT), "ai-chat serve printed nothing"
+            line = process.stderr.readline()
+            match = SERVING.match(line)
+            assert match is not None, line + process.stderr.read()
+            yield Served(match[1], match[2], process)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+
+
+def sse_chunks(body: str) -> list[Any]:
+    """The data of each event of a UI message stream body, ``[DONE]`` kept as a string."""
+    assert body.endswith("\n\n")
+    events = body[:-2].split("\n\n")
+    assert all(event.startswith("data: ") for event in events), body
+    return [e[6:] if e == "data: [DONE]" else json.loads(e[6:]) for e in events]
+
+
+def chat(url: str) -> list[Any]:
+    response = httpx.post(url + "api/chat", json=HELLO_BODY, timeout=TIMEOUT)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    return sse_chunks(response.text)
+
+
+def text_of(chunks: list[Any]) -> str:
+    return "".join(
+        cast(str, c["delta"]) for c in chunks if isinstance(c, dict) and c["type"] == "text-delta"
+    )
+
+
+def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
+    with serving("--delay", "0") as served:
+        assert served.description == "the offline demo adapter"
+        assert served.url.startswith("http://127.0.0.1:")
+        page = httpx.get(served.url, timeout=TIMEOUT)
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert page.text == CHAT_PAGE_HTML
+        chunks = chat(served.url)
+        status, rest = served.stop()
+    assert chunks[0]["type"] == "start"
+    assert chunks[-2]["type"] == "finish"
+    assert chunks[-2]["finishReason"] == "tool-calls"
+    assert chunks[-1] == "[DONE]"
+    assert text_of(chunks).startswith('You said: "Hello". This answer comes from the offline')
+    assert status == 0
+    assert rest == "ai-chat: stopped\n"
+
+
+def test_serve_with_openai_streams_from_the_provider() -> None:
+    with provider_server(openai_answer) as provider:
+        env = cli_env(OPENAI_API_KEY="test-key")
+        options = ("--provider", "openai", "--base-url", provider.url("/v1"), "--model", "m-1")
+        with serving(*options, env=env) as served:
+            assert served.description == f"openai m-1 at {provider.url('/v1')}"
+            chunks = chat(served.url)
+            status, rest = served.stop()
+    assert status == 0, rest
+    assert rest == "ai-chat: stopped\n"
+    assert text_of(chunks) == "Hi there"
+    assert chunks[-2]["messageMetadata"]["usage"]["totalTokens"] == 7
+    [request] = provider.requests
+    assert request.json()["model"] == "m-1"
+    assert request.headers["authorization"] == "Bearer test-key"
+
+
+def test_send_and_serve_through_another_ui_message_stream_endpoint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with serving("--delay", "0") as demo:
+        endpoint = demo.url + "api/chat"
+        assert (
+            main(["send", "Hello", "--json", "--provider", "ui-stream", "--base-url", endpoint])
+            == 0
+        )
+        out, err = capsys.readouterr()
+        assert err == ""
+        events = lines_as_json(out)
+        assert "".join(e["delta"] for e in events if e["type"] == "text-delta").startswith(
+            'You said: "Hello".'
+        )
+        call = next(e for e in events if e["type"] == "tool-input-available")
+        assert call["input"] == {"query": "Hello"}
+        assert events[-1]["type"] == "finish"
+        assert events[-1]["finishReason"] == "tool-calls"
+
+        # A server whose answers come from the demo server.
+        with serving("--provider", "ui-stream", "--base-url", endpoint) as proxy:
+            assert proxy.description == f"the UI message stream endpoint {endpoint}"
+            chunks = chat(proxy.url)
+            assert proxy.stop()[0] == 0
+        assert demo.stop()[0] == 0
+    assert text_of(chunks).startswith('You said: "Hello".')
+    assert chunks[-1] == "[DONE]"
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("fe80::1%eth0", False),
+    ],
+)
+def test_only_loopback_addresses_skip_the_no_authentication_warning(
+    host: str, loopback: bool
+) -> None:
+    assert _is_loopback(host) is loopback
+
+
+def test_serve_on_a_port_in_use_fails_with_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run([*PYTHON_M, "serve", "--port", str(port)])
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == f"ai-chat: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--port", "70000"], "ai-chat: --port must be between 0 and 65535, got 70000\n"),
+        (["--port", "0", "--delay", "-1"], "ConfigurationError: delay must be"),
+    ],
+)
+def test_serve_refuses_bad_settings(
+    capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    assert main(["serve", *options]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert message in err
+    assert "Traceback" not in err

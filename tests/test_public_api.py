@@ -23,14 +23,22 @@ import ai_chat._types
 import ai_chat.adapters
 import ai_chat.adapters._anthropic_chat
 import ai_chat.adapters._anthropic_request
+import ai_chat.adapters._gemini_chat
 import ai_chat.adapters._openai_chat
 import ai_chat.adapters._scripted
+import ai_chat.adapters._ui_stream
 import ai_chat.adapters.anthropic
+import ai_chat.adapters.gemini
 import ai_chat.adapters.openai
+import ai_chat.adapters.ui_stream
 import ai_chat.limits
 import ai_chat.limits._frozen
 import ai_chat.limits._limits
 import ai_chat.limits._walk
+import ai_chat.server
+import ai_chat.server._app
+import ai_chat.server._response
+import ai_chat.server._ui_messages
 import ai_chat.sse
 import ai_chat.testing
 import ai_chat.testing._conformance
@@ -62,6 +70,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "StreamClosedError": ai_chat._errors,
         "StreamFormatError": ai_chat._errors,
         "ProviderError": ai_chat._errors,
+        "RemoteStreamError": ai_chat._errors,
         "TruncatedStreamError": ai_chat._errors,
         "TextPart": ai_chat._types,
         "ToolCallPart": ai_chat._types,
@@ -104,6 +113,24 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
     ai_chat.adapters.anthropic: {
         "AnthropicChatAdapter": ai_chat.adapters._anthropic_chat,
         "DEFAULT_MAX_TOKENS": ai_chat.adapters._anthropic_request,
+    },
+    ai_chat.adapters.gemini: {"GeminiChatAdapter": ai_chat.adapters._gemini_chat},
+    ai_chat.adapters.ui_stream: {
+        "DEFAULT_IDLE_TIMEOUT": ai_chat.adapters._ui_stream,
+        "DEFAULT_MAX_BODY_BYTES": ai_chat.adapters._ui_stream,
+        "DEFAULT_MAX_ERROR_BODY_BYTES": ai_chat.adapters._ui_stream,
+        "RemoteStreamError": ai_chat._errors,
+        "UIMessageStreamAdapter": ai_chat.adapters._ui_stream,
+    },
+    ai_chat.server: {
+        "ConvertedMessages": ai_chat.server._ui_messages,
+        "DEFAULT_KEEP_ALIVE": ai_chat.server._response,
+        "DEFAULT_MAX_BODY_BYTES": ai_chat.server._app,
+        "MASKED_ERROR": ai_chat.server._response,
+        "UIMessageStreamResponse": ai_chat.server._response,
+        "chat_endpoint": ai_chat.server._app,
+        "convert_ui_messages": ai_chat.server._ui_messages,
+        "create_chat_app": ai_chat.server._app,
     },
 }
 

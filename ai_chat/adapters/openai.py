@@ -1,4 +1,7 @@
-"""The OpenAI adapter (Chat Completions), for OpenAI and OpenAI-compatible servers.
+"""The OpenAI adapter, for OpenAI and OpenAI-compatible servers.
+
+:class:`OpenAIChatAdapter` speaks the Chat Completions API (``api="chat"``, the default)
+or the Responses API (``api="responses"``), through the official SDK.
 
 Needs the ``openai`` extra: ``pip install "ai_chat[openai]"`` (or
 ``uv add "ai_chat[openai]"``). Importing :mod:`ai_chat` or :mod:`ai_chat.adapters` never

@@ -1057,8 +1057,7 @@ def test_the_owned_client_reads_the_environment(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize(
     ("kwargs", "parameter", "expected"),
     [
-        ({"api": "responses"}, "api", "chat (responses is not supported yet)"),
-        ({"api": "completions"}, "api", "chat (responses is not supported yet)"),
+        ({"api": "completions"}, "api", '"chat" (Chat Completions) or "responses"'),
         ({"model": ""}, "model", "non-empty"),
         ({"reasoning_parts": "keep"}, "reasoning_parts", '"omit"'),
         ({"parameters": {"topK": 3}}, "parameters", "top_k"),

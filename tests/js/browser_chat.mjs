@@ -1,0 +1,201 @@
+// Drives ai_chat's chat page in headless Debian Chromium through playwright-core.
+//
+//   node tests/js/browser_chat.mjs <base-url> [<chromium-path>]
+//
+// The page at <base-url>/ must talk to an /api/chat whose adapter answers:
+//   "Hello"             the scripted default answer (reasoning, text, a tool call) with
+//                       the tool's output added;
+//   "slow ..."          text that streams slowly, for long enough to be stopped;
+//   "fail"              some text, then an error;
+//   anything else       the scripted default answer;
+// and must refuse request bodies over 64 KiB (max_body_bytes=65536).
+// The script sends those, stops the slow one mid-way, and prints what it saw as one JSON
+// object on stdout (tests/browser/test_chat_page.py makes the assertions). Any failure
+// to drive the page exits with status 1 and the reason on stderr.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [base, executablePath = "/usr/bin/chromium"] = process.argv.slice(2);
+if (!base) {
+  console.error("usage: node browser_chat.mjs <base-url> [<chromium-path>]");
+  process.exit(2);
+}
+// Hang guard for every wait, never a performance assertion.
+const TIMEOUT = 30_000;
+const XSS = '<img src=x onerror="window.__xss = 1"><b>bold</b>';
+
+const profile = mkdtempSync(join(tmpdir(), "ai-chat-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath,
+  headless: true,
+  timeout: TIMEOUT,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+});
+
+try {
+  const result = await drive(context);
+  process.stdout.write(JSON.stringify(result) + "\n");
+} catch (error) {
+  console.error(error && error.stack ? error.stack : String(error));
+  process.exitCode = 1;
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+
+async function drive(context) {
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(TIMEOUT);
+  const problems = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  const requests = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST") {
+      requests.push({ url: request.url(), headers: request.headers(), body: request.postData() });
+    }
+  });
+
+  const loaded = await page.goto(base + "/");
+  const pageStatus = loaded.status();
+  const contentType = loaded.headers()["content-type"];
+  await page.waitForSelector("body[data-status=ready]");
+
+  // Watch the assistant text grow: one entry per DOM change while an answer streams.
+  await page.evaluate(() => {
+    window.__lengths = [];
+    const log = document.getElementById("log");
+    new MutationObserver(() => {
+      const answers = log.querySelectorAll(".message.assistant");
+      const last = answers[answers.length - 1];
+      const text = last ? last.querySelector(".text") : null;
+      window.__lengths.push(text ? text.textContent.length : 0);
+    }).observe(log, { subtree: true, childList: true, characterData: true });
+  });
+
+  // 1. A complete answer: streamed text, reasoning, a tool call with input and output.
+  const first = await send(page, "Hello");
+  const lengths = await page.evaluate(() => window.__lengths);
+  const answer = page.locator(".message.assistant").nth(0);
+  const reasoning = answer.locator("details.reasoning");
+  const tool = answer.locator(".tool");
+  const hello = {
+    ...first,
+    lengths,
+    reasoningOpen: await reasoning.evaluate((node) => node.open),
+    reasoningSummary: await reasoning.locator("summary").textContent(),
+    reasoningText: await reasoning.locator(".reasoning-text").textContent(),
+    reasoningVisible: await reasoning.locator(".reasoning-text").isVisible(),
+    toolName: await tool.locator(".tool-name").textContent(),
+    toolState: await tool.getAttribute("data-state"),
+    toolInput: await tool.locator(".tool-input").textContent(),
+    toolOutput: await tool.locator(".tool-output").textContent(),
+    toolOutputVisible: await tool.locator(".tool-output").isVisible(),
+    finish: await answer.locator(".finish").textContent(),
+  };
+
+  // 2. A slow answer, stopped mid-way with the stop button.
+  await page.fill("#input", "slow answer please");
+  await page.press("#input", "Enter");
+  const slowAnswer = page.locator(".message.assistant").nth(1);
+  await page.waitForSelector("body[data-status=streaming]");
+  await page.waitForFunction(() => {
+    const answers = document.querySelectorAll(".message.assistant .text");
+    const text = answers.length > 1 ? answers[answers.length - 1].textContent : "";
+    return text.trim().split(/\s+/).length >= 5;
+  });
+  const stopEnabled = await page.isEnabled("#stop");
+  await page.click("#stop");
+  await page.waitForSelector("body[data-status=stopped]");
+  const textAtStop = await slowAnswer.locator(".text").textContent();
+  // Nothing may arrive after the stop: the fetch was aborted. (A settle wait, not a timing check.)
+  await page.waitForTimeout(300);
+  const slow = {
+    textAtStop,
+    textLater: await slowAnswer.locator(".text").textContent(),
+    notice: await slowAnswer.locator(".notice").textContent(),
+    status: await page.textContent("#status"),
+    stopEnabledWhileStreaming: stopEnabled,
+    stopEnabledAfter: await page.isEnabled("#stop"),
+    sendEnabledAfter: await page.isEnabled("#send"),
+  };
+
+  // 3. An answer that fails mid-way.
+  const failed = await send(page, "fail", "error");
+  const failAnswer = page.locator(".message.assistant").nth(2);
+  const error = {
+    ...failed,
+    alert: await failAnswer.locator("[role=alert]").textContent(),
+    text: await failAnswer.locator(".text").textContent(),
+  };
+
+  // 4. Markup in the user's text is shown as text, never parsed (the answer echoes it).
+  const echoed = await send(page, XSS);
+  const lastAnswer = page.locator(".message.assistant").nth(3);
+  const markup = {
+    ...echoed,
+    userText: await page.locator(".message.user .text").nth(3).textContent(),
+    answerText: await lastAnswer.locator(".text").textContent(),
+    toolInput: await lastAnswer.locator(".tool-input").textContent(),
+    elements: await page.evaluate(() => document.querySelectorAll("#log img, #log b").length),
+    xss: await page.evaluate(() => window.__xss === 1),
+  };
+
+  // 5. A request the server refuses (over its body size limit) shows the server's reason.
+  const refused = await send(page, "x".repeat(70_000), "error");
+  const refusedAnswer = page.locator(".message.assistant").nth(4);
+  const tooLarge = {
+    ...refused,
+    alert: await refusedAnswer.locator("[role=alert]").textContent(),
+    parts: await refusedAnswer.locator(".parts > *").count(),
+  };
+
+  return {
+    pageStatus,
+    tooLarge,
+    contentType,
+    hello,
+    slow,
+    error,
+    markup,
+    messages: await page.locator(".message").count(),
+    requests,
+    problems,
+  };
+}
+
+// Types a message, sends it with Enter, and waits for the page to settle in `expected`.
+async function send(page, text, expected = "ready") {
+  const answers = page.locator(".message.assistant");
+  const before = await answers.count();
+  await page.fill("#input", text);
+  await page.press("#input", "Enter");
+  await page.waitForFunction(
+    (count) =>
+      document.querySelectorAll(".message.assistant").length > count &&
+      ["ready", "error", "stopped"].includes(document.body.dataset.status),
+    before,
+  );
+  const status = await page.evaluate(() => document.body.dataset.status);
+  if (status !== expected) {
+    const shown = await page.textContent("#log");
+    throw new Error(`after sending ${JSON.stringify(text)} the page is ${status}, not ${expected}: ${shown}`);
+  }
+  const last = answers.nth(before);
+  const texts = last.locator(".text");
+  return { status, text: (await texts.count()) ? await texts.first().textContent() : null };
+}

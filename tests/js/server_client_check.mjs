@@ -1,0 +1,178 @@
+// The genuine AI SDK client (npm `ai`, pinned in package.json) against ai_chat's server.
+//
+// Usage: node server_client_check.mjs <base-url>
+//
+// The server (started by tests/server/test_js_client.py) serves several chat endpoints
+// under <base-url>, each with its own scripted adapter. For each scenario this prints
+// what the SDK made of the answer, as one JSON object on stdout; the Python test holds
+// the expectations. Per scenario:
+//   - `chunks`: every SSE event parsed by the SDK's own parser and validated with
+//     `uiMessageChunkSchema` (`failures` lists any chunk that did not validate);
+//   - `message`: the assistant UIMessage `readUIMessageStream` assembled from them;
+//   - `chat`: what `AbstractChat` + `DefaultChatTransport` (the class behind useChat)
+//     ended with: status, error, messages, and the onFinish flags.
+import {
+  AbstractChat,
+  DefaultChatTransport,
+  parseJsonEventStream,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+} from "ai";
+
+const base = process.argv[2];
+if (!base) {
+  console.error("usage: node server_client_check.mjs <base-url>");
+  process.exit(2);
+}
+
+// A ChatState as framework bindings implement it, over plain arrays.
+class State {
+  constructor(messages = []) {
+    this.status = "ready";
+    this.error = undefined;
+    this.messages = messages;
+  }
+  pushMessage = (message) => {
+    this.messages = this.messages.concat(message);
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (index, message) => {
+    this.messages = [
+      ...this.messages.slice(0, index),
+      this.snapshot(message),
+      ...this.messages.slice(index + 1),
+    ];
+  };
+  snapshot = (value) => structuredClone(value);
+}
+
+class Chat extends AbstractChat {
+  constructor({ messages, ...init }) {
+    super({ ...init, state: new State(messages) });
+  }
+}
+
+function newChat(path, messages = []) {
+  const finishes = [];
+  const errors = [];
+  const chat = new Chat({
+    id: "chat-1",
+    messages,
+    transport: new DefaultChatTransport({ api: base + path }),
+    onFinish: ({ isAbort, isDisconnect, isError, finishReason }) =>
+      finishes.push({ isAbort, isDisconnect, isError, finishReason: finishReason ?? null }),
+    onError: (error) => errors.push(error.message),
+  });
+  return { chat, finishes, errors };
+}
+
+function outcome({ chat, finishes, errors }) {
+  return {
+    status: chat.status,
+    error: chat.error ? chat.error.message : null,
+    messages: chat.messages,
+    finishes,
+    errors,
+  };
+}
+
+// The raw route: fetch, the SDK's SSE parser and schema, then readUIMessageStream.
+async function raw(path, body) {
+  const response = await fetch(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const headers = Object.fromEntries(response.headers.entries());
+  const parsed = parseJsonEventStream({ stream: response.body, schema: uiMessageChunkSchema });
+  const chunks = [];
+  const failures = [];
+  for await (const result of parsed) {
+    if (result.success) chunks.push(result.value);
+    else failures.push({ raw: result.rawValue ?? null, error: String(result.error) });
+  }
+  const streamErrors = [];
+  let message = null;
+  const source = new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(structuredClone(chunk));
+      controller.close();
+    },
+  });
+  for await (const snapshot of readUIMessageStream({
+    stream: source,
+    onError: (error) => streamErrors.push(String(error)),
+  })) {
+    message = snapshot;
+  }
+  return { status: response.status, headers, chunks, failures, message, streamErrors };
+}
+
+const hello = {
+  id: "chat-1",
+  messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Hello" }] }],
+  trigger: "submit-message",
+};
+
+const results = {};
+
+// Every event kind.
+results.every = await raw("/every", hello);
+{
+  const run = newChat("/every");
+  await run.chat.sendMessage({ text: "Hello" });
+  results.everyChat = outcome(run);
+}
+
+// The default offline answer, then regenerate it.
+{
+  const run = newChat("/default");
+  await run.chat.sendMessage({ text: "Hello" });
+  results.defaultChat = outcome(run);
+  await run.chat.regenerate();
+  results.regenerated = outcome(run);
+}
+
+// A failure after the headers: masked, and the chat ends in error.
+results.failing = await raw("/failing", hello);
+{
+  const run = newChat("/failing");
+  await run.chat.sendMessage({ text: "Hello" });
+  results.failingChat = outcome(run);
+}
+
+// Continuing an assistant message after a client-side tool result.
+{
+  const run = newChat("/continue", [
+    hello.messages[0],
+    {
+      id: "a1",
+      role: "assistant",
+      parts: [
+        { type: "step-start" },
+        {
+          type: "tool-weather",
+          toolCallId: "c1",
+          state: "output-available",
+          input: { city: "Berlin" },
+          output: { temperature: 21 },
+        },
+      ],
+    },
+  ]);
+  await run.chat.sendMessage();
+  results.continued = outcome(run);
+}
+
+// A bad request: the client shows the JSON error body.
+{
+  const run = newChat("/every", [
+    { id: "u0", role: "user", parts: [{ type: "no-such-part" }] },
+  ]);
+  await run.chat.sendMessage({ text: "Hello" });
+  results.badRequest = outcome(run);
+}
+
+process.stdout.write(JSON.stringify(results));
