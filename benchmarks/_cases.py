@@ -274,28 +274,21 @@ def _litellm(provider: str) -> Path | None:
 
 
 def _pydantic_ai(provider: str) -> Path | None:
-    try:
-        from pydantic_ai import Agent
-    except ImportError:
+    pydantic_ai = optional("pydantic_ai")
+    if pydantic_ai is None:
         return None
 
     def model(base_url: str) -> Any:
+        models = importlib.import_module(f"pydantic_ai.models.{provider}")
+        providers = importlib.import_module(f"pydantic_ai.providers.{provider}")
         if provider == "openai":
-            from pydantic_ai.models.openai import OpenAIChatModel
-            from pydantic_ai.providers.openai import OpenAIProvider
-
-            return OpenAIChatModel(
-                "bench", provider=OpenAIProvider(base_url=base_url, api_key="bench")
-            )
-        from pydantic_ai.models.anthropic import AnthropicModel
-        from pydantic_ai.providers.anthropic import AnthropicProvider
-
-        return AnthropicModel(
-            "bench", provider=AnthropicProvider(base_url=base_url, api_key="bench")
-        )
+            provider_object = providers.OpenAIProvider(base_url=base_url, api_key="bench")
+            return models.OpenAIChatModel("bench", provider=provider_object)
+        provider_object = providers.AnthropicProvider(base_url=base_url, api_key="bench")
+        return models.AnthropicModel("bench", provider=provider_object)
 
     async def path(base_url: str) -> int:
-        agent: Any = Agent(model(base_url))
+        agent: Any = pydantic_ai.Agent(model(base_url))
         count = 0
         async with agent.run_stream("Hello") as result:
             async for _ in result.stream_text(delta=True, debounce_by=None):

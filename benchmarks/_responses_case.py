@@ -13,6 +13,7 @@ module takes from it first). Run it alone with
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ai_chat.adapters.openai import OpenAIChatAdapter
-from benchmarks._cases import Case, count_adapter_events, count_httpx_lines, sse
+from benchmarks._cases import Case, count_adapter_events, count_httpx_lines, optional, sse
 from benchmarks._cases import Path as ClientPath
 
 __all__ = ["RESPONSES_CASE"]
@@ -120,9 +121,8 @@ async def responses_adapter(base_url: str) -> int:
 
 def _litellm() -> ClientPath | None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
-    try:
-        import litellm
-    except ImportError:
+    litellm = optional("litellm")
+    if litellm is None:
         return None
 
     async def path(base_url: str) -> int:
@@ -142,18 +142,15 @@ def _litellm() -> ClientPath | None:
 
 
 def _pydantic_ai() -> ClientPath | None:
-    try:
-        from pydantic_ai import Agent
-        from pydantic_ai.models.openai import OpenAIResponsesModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-    except ImportError:
+    pydantic_ai = optional("pydantic_ai")
+    if pydantic_ai is None:
         return None
+    models = importlib.import_module("pydantic_ai.models.openai")
+    providers = importlib.import_module("pydantic_ai.providers.openai")
 
     async def path(base_url: str) -> int:
-        model = OpenAIResponsesModel(
-            "bench", provider=OpenAIProvider(base_url=base_url, api_key="bench")
-        )
-        agent: Any = Agent(model)
+        provider = providers.OpenAIProvider(base_url=base_url, api_key="bench")
+        agent: Any = pydantic_ai.Agent(models.OpenAIResponsesModel("bench", provider=provider))
         count = 0
         async with agent.run_stream("Hello") as result:
             async for _ in result.stream_text(delta=True, debounce_by=None):

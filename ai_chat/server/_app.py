@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .._adapter import AIChatAdapter
-from .._errors import ConfigurationError, LimitExceededError, ValidationError
+from .._errors import AIChatError, ConfigurationError, LimitExceededError, ValidationError
 from .._stream import (
     DEFAULT_CLOSE_TIMEOUT,
     DEFAULT_MAX_RESPONSE_CHARS,
@@ -34,7 +34,7 @@ _ALL_METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
-class _BadRequest(Exception):
+class _BadRequest(AIChatError):
     def __init__(self, status: int, kind: str, message: str, path: str | None = None) -> None:
         super().__init__(message)
         self.status = status
