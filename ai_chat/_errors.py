@@ -23,7 +23,16 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     │                          the original is ``__cause__``
     ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
     │                          cancelled read) and then read from it again
-    └── StreamBusyError        a second task tried to read the same stream
+    ├── StreamBusyError        a second task tried to read the same stream
+    └── StoreError             a conversation store operation failed (ai_chat.store)
+        ├── ConversationNotFoundError  no conversation has this id
+        ├── ConversationExistsError    create was given an id that is already taken
+        ├── VersionConflictError       ``expected_version`` is not the current version
+        ├── DuplicateMessageError      a message id is stored with other content
+        ├── InvalidRatingError         a rating that is not an int from 1 to 5 (also a
+        │                              ValueError)
+        ├── AppendError                an append failed in the backend (``__cause__``)
+        └── SchemaVersionError         the database was migrated by a newer ai_chat
 
 "You closed it" (:class:`StreamClosedError`) and "it broke" (:class:`ProtocolError`,
 :class:`ProviderError`, :class:`AdapterError`) are different exceptions. Cancellation is
@@ -35,16 +44,24 @@ from __future__ import annotations
 __all__ = [
     "AIChatError",
     "AdapterError",
+    "AppendError",
     "ConfigurationError",
+    "ConversationExistsError",
+    "ConversationNotFoundError",
+    "DuplicateMessageError",
+    "InvalidRatingError",
     "LimitExceededError",
     "ProtocolError",
     "ProviderError",
     "RemoteStreamError",
+    "SchemaVersionError",
+    "StoreError",
     "StreamBusyError",
     "StreamClosedError",
     "StreamFormatError",
     "TruncatedStreamError",
     "ValidationError",
+    "VersionConflictError",
 ]
 
 
@@ -283,4 +300,149 @@ class StreamBusyError(AIChatError):
         super().__init__(
             "this chat stream is read by the task that first read it; read it from one task "
             "(hand events to others through a memory object stream if needed)"
+        )
+
+
+# --- the conversation store (ai_chat.store re-exports these) ---------------------------
+
+
+class StoreError(AIChatError):
+    """A conversation store operation failed.
+
+    Raised as is when the store is closed, and when a backend fails unexpectedly outside
+    an append (the backend's exception is ``__cause__``); the subclasses name the
+    expected failures.
+
+    Attributes:
+        reason: what went wrong, in words.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class ConversationNotFoundError(StoreError):
+    """No conversation has this id. Stores never create a conversation implicitly.
+
+    Attributes:
+        conversation_id: the id that was looked up.
+    """
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(
+            f"conversation {conversation_id!r} does not exist; create it with "
+            "create_conversation() (stores never create one implicitly)"
+        )
+
+
+class ConversationExistsError(StoreError):
+    """``create_conversation`` was given an id that another conversation already has.
+
+    Attributes:
+        conversation_id: the id that is taken.
+    """
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(
+            f"conversation {conversation_id!r} already exists; load it with find_by_id()"
+        )
+
+
+class VersionConflictError(StoreError):
+    """An append's ``expected_version`` is not the conversation's current version.
+
+    Someone else appended since you read the conversation: reload it (or its newest
+    messages), decide, and retry with the new version. Nothing was stored.
+
+    Attributes:
+        conversation_id: the conversation.
+        expected: the version the caller expected.
+        actual: the conversation's version when the append was tried.
+    """
+
+    def __init__(self, conversation_id: str, expected: int, actual: int) -> None:
+        self.conversation_id = conversation_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"conversation {conversation_id!r} is at version {actual}, not the expected "
+            f"{expected}: another writer appended first; reload and retry"
+        )
+
+
+class DuplicateMessageError(StoreError):
+    """A message id is already used, by a message with different content.
+
+    Replaying a message with the same id and the same content is not an error (it
+    returns the original sequence number); this is raised when the content differs, or
+    when one batch holds the same id twice. Nothing of the batch was stored.
+
+    Attributes:
+        conversation_id: the conversation.
+        message_id: the message id in conflict.
+        reason: what is wrong, in words.
+    """
+
+    def __init__(self, conversation_id: str, message_id: str, reason: str) -> None:
+        self.conversation_id = conversation_id
+        self.message_id = message_id
+        super().__init__(f"conversation {conversation_id!r}, message {message_id!r}: {reason}")
+
+
+class InvalidRatingError(StoreError, ValueError):
+    """A rating is not an ``int`` from 1 to 5 (``bool`` excluded), or its comment is
+    not a ``str`` of at most 10,000 characters. Checked before any I/O.
+
+    Attributes:
+        rating: the rating given.
+        detail: what is wrong, in words.
+    """
+
+    def __init__(self, rating: object, detail: str) -> None:
+        self.rating = rating
+        self.detail = detail
+        super().__init__(detail)
+
+
+class AppendError(StoreError):
+    """The backend failed unexpectedly during an append; nothing of the batch was stored.
+
+    The backend's exception (``sqlite3.OperationalError``, ``psycopg.Error``...) is
+    ``__cause__``. Appends are idempotent by message id, so retrying the same batch is
+    safe.
+
+    Attributes:
+        conversation_id: the conversation.
+        backend: the store class that failed.
+    """
+
+    def __init__(self, conversation_id: str, backend: str, detail: str) -> None:
+        self.conversation_id = conversation_id
+        self.backend = backend
+        super().__init__(
+            f"{backend} could not append to conversation {conversation_id!r}: {detail}; "
+            "the batch was not stored, retrying it is safe"
+        )
+
+
+class SchemaVersionError(StoreError):
+    """The database's schema is newer than this version of ai_chat understands.
+
+    It was migrated by a newer ai_chat; upgrade ai_chat rather than risk writing rows an
+    older schema does not describe.
+
+    Attributes:
+        found: the database's schema version.
+        supported: the newest version this code knows.
+    """
+
+    def __init__(self, found: int, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"the database schema is version {found}, newer than the {supported} this "
+            "ai_chat supports: upgrade ai_chat"
         )

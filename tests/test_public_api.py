@@ -40,6 +40,14 @@ import ai_chat.server._app
 import ai_chat.server._response
 import ai_chat.server._ui_messages
 import ai_chat.sse
+import ai_chat.store
+import ai_chat.store._compliance
+import ai_chat.store._memory
+import ai_chat.store._postgres
+import ai_chat.store._protocol
+import ai_chat.store._records
+import ai_chat.store._sqlite
+import ai_chat.store.testing
 import ai_chat.testing
 import ai_chat.testing._conformance
 import ai_chat.types
@@ -52,32 +60,40 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "AIChatError": ai_chat._errors,
         "AbortSignal": ai_chat._adapter,
         "AdapterError": ai_chat._errors,
+        "AppendError": ai_chat._errors,
         "ChatEvent": ai_chat._types,
         "ChatRequest": ai_chat._types,
         "ChatStream": ai_chat._stream,
         "ConfigurationError": ai_chat._errors,
+        "ConversationExistsError": ai_chat._errors,
+        "ConversationNotFoundError": ai_chat._errors,
         "DataPart": ai_chat._types,
+        "DuplicateMessageError": ai_chat._errors,
         "FilePart": ai_chat._types,
         "FinishEvent": ai_chat._types,
         "FinishReason": ai_chat._types,
+        "InvalidRatingError": ai_chat._errors,
         "LimitExceededError": ai_chat._errors,
         "Message": ai_chat._types,
         "Part": ai_chat._types,
         "ProtocolError": ai_chat._errors,
+        "ProviderError": ai_chat._errors,
         "ReasoningPart": ai_chat._types,
+        "RemoteStreamError": ai_chat._errors,
         "Role": ai_chat._types,
+        "SchemaVersionError": ai_chat._errors,
+        "StoreError": ai_chat._errors,
         "StreamBusyError": ai_chat._errors,
         "StreamClosedError": ai_chat._errors,
         "StreamFormatError": ai_chat._errors,
-        "ProviderError": ai_chat._errors,
-        "RemoteStreamError": ai_chat._errors,
-        "TruncatedStreamError": ai_chat._errors,
         "TextPart": ai_chat._types,
         "ToolCallPart": ai_chat._types,
         "ToolDefinition": ai_chat._types,
         "ToolResultPart": ai_chat._types,
+        "TruncatedStreamError": ai_chat._errors,
         "Usage": ai_chat._types,
         "ValidationError": ai_chat._errors,
+        "VersionConflictError": ai_chat._errors,
         "create_chat_stream": ai_chat._stream,
         "is_data": ai_chat._narrow,
         "is_event": ai_chat._narrow,
@@ -131,6 +147,29 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "chat_endpoint": ai_chat.server._app,
         "convert_ui_messages": ai_chat.server._ui_messages,
         "create_chat_app": ai_chat.server._app,
+    },
+    ai_chat.store: {
+        "AppendError": ai_chat._errors,
+        "AppendResult": ai_chat.store._records,
+        "Conversation": ai_chat.store._records,
+        "ConversationExistsError": ai_chat._errors,
+        "ConversationNotFoundError": ai_chat._errors,
+        "ConversationStore": ai_chat.store._protocol,
+        "DuplicateMessageError": ai_chat._errors,
+        "InvalidRatingError": ai_chat._errors,
+        "MemoryConversationStore": ai_chat.store._memory,
+        "PostgresConversationStore": ai_chat.store._postgres,
+        "SQLiteConversationStore": ai_chat.store._sqlite,
+        "SchemaVersionError": ai_chat._errors,
+        "StoreError": ai_chat._errors,
+        "StoredMessage": ai_chat.store._records,
+        "VersionConflictError": ai_chat._errors,
+        "messages_of": ai_chat.store._records,
+    },
+    ai_chat.store.testing: {
+        "ConversationStoreCompliance": ai_chat.store._compliance,
+        "PersistentStoreCompliance": ai_chat.store._compliance,
+        "StoreFactory": ai_chat.store._compliance,
     },
 }
 

@@ -1,0 +1,334 @@
+"""What every store backend shares: argument checks done before any I/O, and the codec.
+
+A message is stored as its JSON text and a digest of its canonical form (keys sorted),
+so that a replay with the same content is recognized whatever its key order. Stored text
+was validated on the way in, so decoding trusts it and only freezes it again.
+"""
+
+# The decoding loops check JSON values typed Any with `type(x) is ...` at run time, which
+# pyright cannot follow without a cast per value: so these "unknown type" reports are off
+# here, as in ai_chat/_messages.py.
+# pyright: reportUnknownVariableType=false, reportUnknownMemberType=false, reportUnknownArgumentType=false
+
+from __future__ import annotations
+
+import hashlib
+import json
+import json.scanner
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
+
+from .._errors import ConfigurationError, ValidationError
+from .._messages import normalize_messages
+from .._types import Message
+from ..limits import FrozenDict, JSONLimits, JSONObject, freeze_json
+from ._errors import DuplicateMessageError, InvalidRatingError, StoreError, VersionConflictError
+from ._records import StoredMessage
+
+__all__ = [
+    "DEFAULT_STORE_LIMITS",
+    "MAX_COMMENT_CHARS",
+    "MAX_KEY_CHARS",
+    "EncodedMessage",
+    "check_count",
+    "check_expected_version",
+    "check_key",
+    "check_optional_count",
+    "check_rating",
+    "decode_json",
+    "decode_message",
+    "decode_rows",
+    "encode_batch",
+    "encode_json",
+    "freeze_metadata",
+    "from_micros",
+    "new_conversation_id",
+    "now_micros",
+    "plan_append",
+]
+
+_Time = TypeVar("_Time")
+_ABSENT = object()
+
+DEFAULT_STORE_LIMITS = JSONLimits(max_depth=64, max_values=100_000, max_chars=16_000_000)
+"""The bounds on one appended batch (and on one conversation's metadata) by default."""
+
+MAX_KEY_CHARS = 256
+MAX_COMMENT_CHARS = 10_000
+
+
+def now_micros() -> int:
+    """The current UTC time in microseconds since the epoch (how backends store times)."""
+    return time.time_ns() // 1_000
+
+
+def from_micros(micros: int) -> datetime:
+    seconds, fraction = divmod(micros, 1_000_000)
+    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=fraction)
+
+
+def new_conversation_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _text_problem(value: str) -> str | None:
+    if "\x00" in value:
+        return "must not contain NUL characters"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must not contain lone surrogates"
+    return None
+
+
+def check_key(name: str, value: object) -> str:
+    """A conversation id, context or subject id: a non-empty ``str`` of bounded length."""
+    expected = f"a non-empty str of at most {MAX_KEY_CHARS} characters without NUL"
+    if type(value) is not str or not value or len(value) > MAX_KEY_CHARS:
+        raise ConfigurationError(name, value, expected)
+    if _text_problem(value) is not None:
+        raise ConfigurationError(name, value, expected)
+    return value
+
+
+def check_count(name: str, value: object) -> int:
+    """``after``, ``limit`` or ``count``: an ``int`` >= 0 (``bool`` excluded)."""
+    if type(value) is not int or value < 0:
+        raise ConfigurationError(name, value, "an int >= 0")
+    return value
+
+
+def check_optional_count(name: str, value: object) -> int | None:
+    """An ``int`` >= 0 or ``None``."""
+    if value is None:
+        return None
+    if type(value) is not int or value < 0:
+        raise ConfigurationError(name, value, "an int >= 0 or None")
+    return value
+
+
+def check_expected_version(value: object) -> int | None:
+    return check_optional_count("expected_version", value)
+
+
+def check_rating(rating: object, comment: object) -> tuple[int, str | None]:
+    """Raise :class:`InvalidRatingError` unless ``rating`` is an int from 1 to 5."""
+    if type(rating) is not int or not 1 <= rating <= 5:
+        raise InvalidRatingError(
+            rating, f"a rating is an int from 1 to 5 (not a bool or float), got {rating!r}"
+        )
+    if comment is None:
+        return rating, None
+    if type(comment) is not str or len(comment) > MAX_COMMENT_CHARS:
+        shown = comment if type(comment) is not str else f"a str of {len(comment)} characters"
+        raise InvalidRatingError(
+            rating,
+            f"a rating comment is None or a str of at most {MAX_COMMENT_CHARS:,} "
+            f"characters, got {shown!r}",
+        )
+    problem = _text_problem(comment)
+    if problem is not None:
+        raise InvalidRatingError(rating, f"a rating comment {problem}")
+    return rating, comment
+
+
+def freeze_metadata(metadata: object, limits: JSONLimits) -> JSONObject:
+    """Metadata as a deep-frozen JSON object (``None`` gives ``{}``)."""
+    if metadata is None:
+        return FrozenDict()
+    if not isinstance(metadata, Mapping):
+        raise ValidationError("metadata", f"expected a JSON object, got {type(metadata).__name__}")
+    frozen = freeze_json(dict(cast("Mapping[str, object]", metadata)), limits, root="metadata")
+    return cast(JSONObject, frozen)
+
+
+def encode_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedMessage:
+    """One message ready for a backend: its id, JSON text and content digest."""
+
+    id: str
+    body: str
+    digest: bytes
+    message: Message
+
+
+def encode_batch(
+    conversation_id: str, messages: Sequence[object], limits: JSONLimits
+) -> tuple[EncodedMessage, ...]:
+    """Normalize a batch through the JSON boundary and encode it; no I/O.
+
+    Raises:
+        ValidationError: a message is not valid (the batch is held to ``limits`` as one
+            JSON value), or a message id is longer than 256 characters or holds NUL.
+        LimitExceededError: the batch exceeds ``limits``.
+        DuplicateMessageError: the batch holds one id twice.
+    """
+    if isinstance(messages, (str, bytes, bytearray)) or not isinstance(
+        messages,
+        Sequence,  # pyright: ignore[reportUnnecessaryIsInstance] -- callers are untyped
+    ):
+        raise ValidationError("$", f"expected an array of messages, got {type(messages).__name__}")
+    normalized = normalize_messages(messages, limits=limits)
+    seen: set[str] = set()
+    encoded: list[EncodedMessage] = []
+    for index, message in enumerate(normalized):
+        message_id = message["id"]
+        problem = _text_problem(message_id)
+        if len(message_id) > MAX_KEY_CHARS:
+            problem = f"must be at most {MAX_KEY_CHARS} characters in a store"
+        if problem is not None:
+            raise ValidationError(f"$[{index}].id", f"a message id {problem}")
+        if message_id in seen:
+            raise DuplicateMessageError(
+                conversation_id, message_id, "the batch holds this message id twice"
+            )
+        seen.add(message_id)
+        canonical = json.dumps(message, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        encoded.append(
+            EncodedMessage(
+                id=message_id,
+                body=encode_json(message),
+                digest=hashlib.sha256(canonical.encode("utf-8")).digest(),
+                message=message,
+            )
+        )
+    return tuple(encoded)
+
+
+def _lists_to_tuples(value: Any) -> Any:
+    """Arrays inside freshly decoded JSON to tuples; the objects are ours, so fix in place."""
+    kind = type(value)
+    if kind is list:
+        return tuple(
+            _lists_to_tuples(item) if type(item) is list or type(item) is FrozenDict else item
+            for item in value
+        )
+    if kind is FrozenDict:
+        for key, item in list(value.items()):
+            if type(item) is list or type(item) is FrozenDict:
+                fixed = _lists_to_tuples(item)
+                if fixed is not item:
+                    dict.__setitem__(value, key, fixed)
+    return value
+
+
+# The C scanner with FrozenDict as the object hook freezes each object without a
+# Python call per object; stored text is compact JSON we wrote, so the decoder's
+# whitespace handling around the value is not needed.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder(object_hook=FrozenDict)  # pyright: ignore[reportArgumentType] -- typeshed's stub is wrong
+)
+
+
+def _scan(text: str) -> tuple[Any, int]:
+    try:
+        return _SCAN(text, 0)
+    except (StopIteration, ValueError) as exc:  # StopIteration: no value where one starts
+        raise StoreError(
+            f"a stored value is not valid JSON ({exc!r}): the database was altered"
+        ) from None
+
+
+def decode_json(text: str) -> Any:
+    """Stored JSON text back to frozen JSON (objects ``FrozenDict``, arrays ``tuple``).
+
+    Raises:
+        StoreError: the text is not the JSON the store wrote (the database was altered).
+    """
+    value, end = _scan(text)
+    if end != len(text):
+        raise StoreError(
+            "a stored value has extra characters after its JSON: the database was altered"
+        )
+    brackets = text.count("[")
+    if not brackets:
+        return value
+    if brackets == 1 and type(value) is FrozenDict:
+        # The usual message: its parts are the only array (a "[" inside a string would
+        # make the count larger and take the general path).
+        parts = value.get("parts")
+        if type(parts) is list:
+            dict.__setitem__(value, "parts", tuple(parts))
+            return value
+    return _lists_to_tuples(value)
+
+
+_new_tuple = tuple.__new__
+
+
+def decode_rows(
+    rows: Iterable[tuple[int, str, _Time]], moment: Callable[[_Time], datetime]
+) -> tuple[StoredMessage, ...]:
+    """Rows of ``(seq, body, stored time)`` as stored messages: the hot path of a load.
+
+    ``moment`` converts a backend's time; a batch's messages share theirs, so each
+    distinct time is converted once. The usual message (its parts the only array) is
+    decoded inline; anything else goes through :func:`decode_json`.
+    """
+    scan = _scan
+    stored: list[StoredMessage] = []
+    append = stored.append
+    last: object = _ABSENT
+    when = datetime.min
+    for seq, body, created in rows:
+        if created != last:
+            last, when = created, moment(created)
+        message, end = scan(body)
+        parts = message.get("parts") if type(message) is FrozenDict else None
+        if end == len(body) and type(parts) is list and body.count("[") == 1:
+            dict.__setitem__(message, "parts", tuple(parts))
+        else:
+            message = decode_json(body)
+        append(_new_tuple(StoredMessage, (seq, message, when)))
+    return tuple(stored)
+
+
+def decode_message(body: str) -> Message:
+    return cast(Message, decode_json(body))
+
+
+def plan_append(
+    conversation_id: str,
+    batch: Sequence[EncodedMessage],
+    existing: Mapping[str, tuple[int, bytes]],
+    version: int,
+    expected_version: int | None,
+) -> tuple[tuple[int, ...], tuple[EncodedMessage, ...]]:
+    """Decide an append inside the backend's transaction: each message's seq, and the new ones.
+
+    ``existing`` maps the batch's ids that are already stored to their seq and digest.
+
+    Raises:
+        DuplicateMessageError: an id is stored with another digest.
+        VersionConflictError: something is new and ``expected_version`` is not ``version``.
+    """
+    seqs: list[int] = []
+    new: list[EncodedMessage] = []
+    next_seq = version + 1
+    for item in batch:
+        found = existing.get(item.id)
+        if found is None:
+            seqs.append(next_seq)
+            next_seq += 1
+            new.append(item)
+            continue
+        seq, digest = found
+        if digest != item.digest:
+            raise DuplicateMessageError(
+                conversation_id,
+                item.id,
+                f"already stored as message #{seq} with different content; a new message "
+                "needs a new id",
+            )
+        seqs.append(seq)
+    if new and expected_version is not None and expected_version != version:
+        raise VersionConflictError(conversation_id, expected_version, version)
+    return tuple(seqs), tuple(new)

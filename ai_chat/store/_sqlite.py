@@ -1,0 +1,612 @@
+"""The SQLite store: the embedded default, stdlib ``sqlite3`` in anyio worker threads."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Generic, Self, TypeVar, cast
+
+import anyio
+import anyio.to_thread
+
+from ..limits import JSONLimits
+from ._codec import (
+    DEFAULT_STORE_LIMITS,
+    EncodedMessage,
+    check_count,
+    check_expected_version,
+    check_key,
+    check_optional_count,
+    check_rating,
+    decode_json,
+    decode_rows,
+    encode_batch,
+    encode_json,
+    freeze_metadata,
+    from_micros,
+    new_conversation_id,
+    now_micros,
+    plan_append,
+)
+from ._errors import (
+    AppendError,
+    ConversationExistsError,
+    ConversationNotFoundError,
+    SchemaVersionError,
+    StoreError,
+)
+from ._records import AppendResult, Conversation, StoredMessage
+
+__all__ = ["LIST_CONVERSATIONS_SQL", "SCHEMA_VERSION", "SQLiteConversationStore"]
+
+_T = TypeVar("_T")
+
+# Each step takes the schema from version i to i + 1; the database's ``user_version``
+# says how many have run. Steps are never edited once released, only added.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE ai_chat_conversations (
+            id TEXT PRIMARY KEY NOT NULL,
+            context TEXT NOT NULL,
+            subject_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            activity INTEGER NOT NULL,
+            metadata TEXT NOT NULL,
+            rating INTEGER CHECK (rating BETWEEN 1 AND 5),
+            comment TEXT,
+            version INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE INDEX ai_chat_conversations_by_activity
+            ON ai_chat_conversations (context, subject_id, activity DESC)""",
+        """CREATE TABLE ai_chat_messages (
+            conversation_id TEXT NOT NULL
+                REFERENCES ai_chat_conversations (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            message_id TEXT NOT NULL,
+            digest BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (conversation_id, seq),
+            UNIQUE (conversation_id, message_id)
+        )""",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+_COLUMNS = "id, context, subject_id, created_at, updated_at, metadata, rating, comment, version"
+LIST_CONVERSATIONS_SQL = (
+    f"SELECT {_COLUMNS} FROM ai_chat_conversations WHERE context = ? AND subject_id = ? "
+    "ORDER BY activity DESC LIMIT ?"
+)
+"""The query behind ``find_latest`` and ``list_conversations`` (for query plans)."""
+# Activity orders one subject's conversations, so it only needs to grow within the subject:
+# the next value is one more than the subject's highest, read from the find_latest index.
+# Writes are serialized (BEGIN IMMEDIATE), so two never read the same highest value.
+_NEXT_ACTIVITY = (
+    "coalesce((SELECT activity FROM ai_chat_conversations WHERE context = ? AND "
+    "subject_id = ? ORDER BY activity DESC LIMIT 1), 0) + 1"
+)
+_ID_CHUNK = 500  # ids per IN (...) query, well under SQLite's bound on parameters
+
+
+def _record(row: Sequence[Any]) -> Conversation:
+    return Conversation(
+        id=row[0],
+        context=row[1],
+        subject_id=row[2],
+        created_at=from_micros(row[3]),
+        updated_at=from_micros(row[4]),
+        metadata=decode_json(row[5]),
+        rating=row[6],
+        comment=row[7],
+        version=row[8],
+    )
+
+
+def _connect(path: str, busy_timeout: float, *, reader: bool) -> sqlite3.Connection:
+    # isolation_level=None: no implicit transactions; every transaction below is explicit.
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if reader:
+            conn.execute("PRAGMA query_only = ON")
+        else:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found: int = conn.execute("PRAGMA user_version").fetchone()[0]
+        if found > SCHEMA_VERSION:
+            raise SchemaVersionError(found, SCHEMA_VERSION)
+        for step in _MIGRATIONS[found:]:
+            for statement in step:
+                conn.execute(statement)
+        if found != SCHEMA_VERSION:
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+_GROUP_MAX = 256  # writes committed together at most
+
+
+@dataclass(eq=False, slots=True)
+class _Job(Generic[_T]):
+    """One queued write: its work, and what came of it."""
+
+    work: Callable[[sqlite3.Connection], _T]
+    taken: bool = False
+    done: bool = False
+    result: _T | None = None
+    error: BaseException | None = None
+
+
+def _run_group(conn: sqlite3.Connection, group: list[_Job[Any]]) -> None:
+    """Run the jobs in one ``BEGIN IMMEDIATE`` transaction, each in its own savepoint."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if len(group) == 1:
+                group[0].result = group[0].work(conn)
+            else:
+                for job in group:
+                    conn.execute("SAVEPOINT job")
+                    try:
+                        job.result = job.work(conn)
+                    except Exception as exc:
+                        conn.execute("ROLLBACK TO job")
+                        job.error = exc
+                    conn.execute("RELEASE job")
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+    except BaseException as exc:
+        # Nothing of the transaction was committed: every job failed with it.
+        for job in group:
+            job.result = None
+            job.error = exc
+        if not isinstance(exc, Exception):
+            raise
+    finally:
+        for job in group:
+            job.done = True
+
+
+class SQLiteConversationStore:
+    """A :class:`ConversationStore` in an SQLite database file: the embedded default.
+
+    Runs the standard library's ``sqlite3`` in anyio worker threads, so it never blocks
+    the event loop, on asyncio and trio. The database is in WAL mode (readers never wait
+    for the writer) with ``synchronous=FULL`` (a committed append survives a power
+    loss). Writes run in ``BEGIN IMMEDIATE`` transactions on one writer connection,
+    serialized in the event loop (SQLite has one writer at a time; appends are short);
+    other processes are waited for up to ``busy_timeout`` seconds. Reads use a small
+    pool of read-only connections, each read one snapshot.
+
+    The schema is created or migrated once, when the store opens (on first use or on
+    ``async with``); its version is the database's ``user_version``. A database
+    migrated by a newer ai_chat raises :class:`SchemaVersionError`.
+
+    Cancellation: a call cancelled while its thread runs waits for the thread (the
+    transaction commits or rolls back as a whole) and is then cancelled; an append so
+    cancelled may have been stored, and retrying it is a no-op that returns the
+    original sequence numbers.
+
+    Args:
+        path: the database file (created if missing), or ``":memory:"`` for a private
+            in-memory database (one connection, reads and writes serialized).
+        limits: the bounds one appended batch (and metadata) is held to.
+        busy_timeout: seconds to wait for another process's write lock.
+        readers: read connections (reads running at once).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        limits: JSONLimits = DEFAULT_STORE_LIMITS,
+        busy_timeout: float = 5.0,
+        readers: int = 4,
+    ) -> None:
+        self._path = os.fspath(path)
+        self._memory = self._path == ":memory:"
+        self._limits = limits
+        self._busy_timeout = busy_timeout
+        self._reader_count = 1 if self._memory else readers
+        self._open_lock = anyio.Lock()
+        self._write_lock = anyio.Lock()
+        self._pending: list[_Job[Any]] = []
+        # Threads: one for the writer (and opening and closing), one per read connection;
+        # a read holding a token always finds an idle connection.
+        self._limiter = anyio.CapacityLimiter(1)
+        self._read_limiter = anyio.CapacityLimiter(self._reader_count)
+        self._writer: sqlite3.Connection | None = None
+        self._readers: list[sqlite3.Connection] = []
+        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._closed = False
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self._path
+
+    async def __aenter__(self) -> Self:
+        await self._open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --- opening and closing -----------------------------------------------------------
+
+    async def _open(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("the conversation store is closed")
+        if self._writer is not None:
+            return self._writer
+        async with self._open_lock:
+            if self._closed:
+                raise StoreError("the conversation store is closed")
+            if self._writer is None:
+                writer, readers = await anyio.to_thread.run_sync(
+                    self._open_sync, limiter=self._limiter
+                )
+                self._readers = readers
+                for conn in readers:
+                    self._idle.put(conn)
+                self._writer = writer
+            return self._writer
+
+    def _open_sync(self) -> tuple[sqlite3.Connection, list[sqlite3.Connection]]:
+        opened: list[sqlite3.Connection] = []
+        try:
+            writer = _connect(self._path, self._busy_timeout, reader=False)
+            opened.append(writer)
+            _migrate(writer)
+            if self._memory:
+                return writer, [writer]
+            for _ in range(self._reader_count):
+                opened.append(_connect(self._path, self._busy_timeout, reader=True))
+            return writer, opened[1:]
+        except sqlite3.Error as exc:
+            for conn in opened:
+                conn.close()
+            raise StoreError(f"could not open SQLite database {self._path!r}: {exc}") from exc
+        except BaseException:
+            for conn in opened:
+                conn.close()
+            raise
+
+    async def aclose(self) -> None:
+        """Close the database connections (idempotent; waits for running calls)."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            async with self._open_lock, self._write_lock:
+                for _ in range(self._reader_count):  # wait for running reads; keep them out
+                    await self._read_limiter.acquire_on_behalf_of(object())
+                connections = list(self._readers)
+                if self._writer is not None and self._writer not in connections:
+                    connections.append(self._writer)
+                self._writer = None
+                self._readers = []
+                for conn in connections:
+                    await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
+
+    # --- running work in threads -------------------------------------------------------
+
+    async def _write(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work`` in a write transaction, committed together with the writes that
+        queued up meanwhile (group commit: one sync to disk for all of them).
+
+        Each job runs in its own savepoint, so one that fails leaves no trace and does
+        not affect the others. A job is taken out of the queue before its thread starts;
+        a task cancelled while its job is still queued removes it (never run), a task
+        cancelled after that finds it run (committed, or failed as a whole).
+        """
+        writer = await self._open()
+        job = _Job[_T](work)
+        self._pending.append(job)
+        try:
+            async with self._write_lock:
+                while not job.done:
+                    if self._closed:
+                        raise StoreError("the conversation store is closed")
+                    group = self._pending[:_GROUP_MAX]
+                    del self._pending[:_GROUP_MAX]
+                    if not group:  # cannot happen: a taken job is always run
+                        raise StoreError("a queued write was lost")
+                    for queued in group:
+                        queued.taken = True
+                    # Taken jobs always run: the shield keeps run_sync from being
+                    # cancelled before its thread starts (once it has, it is waited for).
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(
+                            _run_group, writer, group, limiter=self._limiter
+                        )
+        except BaseException:
+            if not job.taken:
+                self._pending.remove(job)
+            raise
+        if job.error is not None:
+            raise job.error
+        return cast(_T, job.result)
+
+    async def _read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work`` on a read connection. Each statement sees one snapshot: reads
+        are single statements (a load checks for the conversation only when it found
+        no messages; conversations are never deleted, so that is consistent)."""
+        await self._open()
+        if self._memory:
+            async with self._write_lock:
+                if self._closed:
+                    raise StoreError("the conversation store is closed")
+                writer = self._writer
+                assert writer is not None
+                return await anyio.to_thread.run_sync(work, writer, limiter=self._limiter)
+        if self._closed:
+            raise StoreError("the conversation store is closed")
+        return await anyio.to_thread.run_sync(self._run_read, work, limiter=self._read_limiter)
+
+    def _run_read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        conn = self._idle.get_nowait()  # the read limiter's token guarantees one
+        try:
+            return work(conn)
+        finally:
+            self._idle.put(conn)
+
+    async def _call(self, operation: str, run: Callable[[], Any]) -> Any:
+        try:
+            return await run()
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite {operation} failed: {exc}") from exc
+
+    # --- the contract ------------------------------------------------------------------
+
+    async def create_conversation(
+        self,
+        context: str,
+        subject_id: str,
+        metadata: Mapping[str, object] | None = None,
+        *,
+        conversation_id: str | None = None,
+    ) -> Conversation:
+        """Create an empty conversation; see :meth:`ConversationStore.create_conversation`."""
+        check_key("context", context)
+        check_key("subject_id", subject_id)
+        if conversation_id is not None:
+            check_key("conversation_id", conversation_id)
+        frozen = freeze_metadata(metadata, self._limits)
+        new_id = new_conversation_id() if conversation_id is None else conversation_id
+        metadata_text = encode_json(frozen)
+
+        def work(conn: sqlite3.Connection) -> Conversation:
+            now = now_micros()
+            inserted = conn.execute(
+                "INSERT INTO ai_chat_conversations (id, context, subject_id, created_at, "
+                f"updated_at, activity, metadata, version) SELECT ?, ?, ?, ?, ?, {_NEXT_ACTIVITY}, "
+                "?, 0 WHERE true ON CONFLICT (id) DO NOTHING",  # WHERE: SQLite's upsert syntax
+                (new_id, context, subject_id, now, now, context, subject_id, metadata_text),
+            ).rowcount
+            if not inserted:
+                raise ConversationExistsError(new_id)
+            return Conversation(
+                id=new_id,
+                context=context,
+                subject_id=subject_id,
+                created_at=from_micros(now),
+                updated_at=from_micros(now),
+                metadata=frozen,
+                rating=None,
+                comment=None,
+                version=0,
+            )
+
+        result: Conversation = await self._call("create", lambda: self._write(work))
+        return result
+
+    async def find_by_id(self, conversation_id: str) -> Conversation | None:
+        """The conversation with this id, or ``None``."""
+        check_key("conversation_id", conversation_id)
+
+        def work(conn: sqlite3.Connection) -> Conversation | None:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM ai_chat_conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            return None if row is None else _record(row)
+
+        result: Conversation | None = await self._call("find_by_id", lambda: self._read(work))
+        return result
+
+    async def find_latest(self, context: str, subject_id: str) -> Conversation | None:
+        """The subject's most recently active conversation in this context, or ``None``."""
+        found = await self.list_conversations(context, subject_id, limit=1)
+        return found[0] if found else None
+
+    async def list_conversations(
+        self, context: str, subject_id: str, *, limit: int = 20
+    ) -> tuple[Conversation, ...]:
+        """The subject's conversations in this context, most recently active first."""
+        check_key("context", context)
+        check_key("subject_id", subject_id)
+        count = check_count("limit", limit)
+
+        def work(conn: sqlite3.Connection) -> tuple[Conversation, ...]:
+            rows = conn.execute(LIST_CONVERSATIONS_SQL, (context, subject_id, count)).fetchall()
+            return tuple(_record(row) for row in rows)
+
+        result: tuple[Conversation, ...] = await self._call(
+            "list_conversations", lambda: self._read(work)
+        )
+        return result
+
+    async def append_messages(
+        self,
+        conversation_id: str,
+        messages: Sequence[object],
+        *,
+        expected_version: int | None = None,
+    ) -> AppendResult:
+        """Append a batch atomically; see :meth:`ConversationStore.append_messages`."""
+        check_key("conversation_id", conversation_id)
+        expected = check_expected_version(expected_version)
+        batch = encode_batch(conversation_id, messages, self._limits)
+
+        def work(conn: sqlite3.Connection) -> AppendResult:
+            return _append(conn, conversation_id, batch, expected)
+
+        try:
+            return await self._write(work)
+        except sqlite3.Error as exc:
+            raise AppendError(conversation_id, type(self).__name__, str(exc)) from exc
+
+    async def load_messages(
+        self, conversation_id: str, *, after: int = 0, limit: int | None = None
+    ) -> tuple[StoredMessage, ...]:
+        """Messages with ``seq > after`` in order, at most ``limit``, from one snapshot."""
+        check_key("conversation_id", conversation_id)
+        start = check_count("after", after)
+        count = check_optional_count("limit", limit)
+
+        def work(conn: sqlite3.Connection) -> tuple[StoredMessage, ...]:
+            rows = conn.execute(
+                "SELECT seq, body, created_at FROM ai_chat_messages "
+                "WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (conversation_id, start, -1 if count is None else count),
+            ).fetchall()
+            if not rows:
+                _require(conn, conversation_id)
+            return _stored(rows)
+
+        result: tuple[StoredMessage, ...] = await self._call(
+            "load_messages", lambda: self._read(work)
+        )
+        return result
+
+    async def load_recent_messages(
+        self, conversation_id: str, count: int
+    ) -> tuple[StoredMessage, ...]:
+        """The last ``count`` messages, in sequence order, from one snapshot."""
+        check_key("conversation_id", conversation_id)
+        wanted = check_count("count", count)
+
+        def work(conn: sqlite3.Connection) -> tuple[StoredMessage, ...]:
+            rows = conn.execute(
+                "SELECT seq, body, created_at FROM ai_chat_messages "
+                "WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?",
+                (conversation_id, wanted),
+            ).fetchall()
+            if not rows:
+                _require(conn, conversation_id)
+            rows.reverse()
+            return _stored(rows)
+
+        result: tuple[StoredMessage, ...] = await self._call(
+            "load_recent_messages", lambda: self._read(work)
+        )
+        return result
+
+    async def rate(
+        self, conversation_id: str, rating: int, comment: str | None = None
+    ) -> Conversation:
+        """Set the rating and comment; see :meth:`ConversationStore.rate`."""
+        checked_rating, checked_comment = check_rating(rating, comment)
+        check_key("conversation_id", conversation_id)
+
+        def work(conn: sqlite3.Connection) -> Conversation:
+            row = conn.execute(
+                "UPDATE ai_chat_conversations SET rating = ?, comment = ? WHERE id = ? "
+                f"RETURNING {_COLUMNS}",
+                (checked_rating, checked_comment, conversation_id),
+            ).fetchone()
+            if row is None:
+                raise ConversationNotFoundError(conversation_id)
+            return _record(row)
+
+        result: Conversation = await self._call("rate", lambda: self._write(work))
+        return result
+
+
+def _stored(rows: list[tuple[int, str, int]]) -> tuple[StoredMessage, ...]:
+    return decode_rows(rows, from_micros)
+
+
+def _require(conn: sqlite3.Connection, conversation_id: str) -> None:
+    if (
+        conn.execute(
+            "SELECT 1 FROM ai_chat_conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
+        is None
+    ):
+        raise ConversationNotFoundError(conversation_id)
+
+
+def _append(
+    conn: sqlite3.Connection,
+    conversation_id: str,
+    batch: tuple[EncodedMessage, ...],
+    expected: int | None,
+) -> AppendResult:
+    row = conn.execute(
+        "SELECT version, updated_at, context, subject_id FROM ai_chat_conversations WHERE id = ?",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        raise ConversationNotFoundError(conversation_id)
+    version: int = row[0]
+    updated_at: int = row[1]
+    existing: dict[str, tuple[int, bytes]] = {}
+    for start in range(0, len(batch), _ID_CHUNK):
+        ids = [item.id for item in batch[start : start + _ID_CHUNK]]
+        marks = ", ".join("?" * len(ids))
+        for message_id, seq, digest in conn.execute(
+            "SELECT message_id, seq, digest FROM ai_chat_messages "
+            f"WHERE conversation_id = ? AND message_id IN ({marks})",
+            (conversation_id, *ids),
+        ):
+            existing[message_id] = (seq, digest)
+    seqs, new = plan_append(conversation_id, batch, existing, version, expected)
+    if not new:
+        return AppendResult(seqs, version, 0)
+    now = max(now_micros(), updated_at)  # never backwards, whatever the clock does
+    conn.executemany(
+        "INSERT INTO ai_chat_messages (conversation_id, seq, message_id, digest, created_at, "
+        "body) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (conversation_id, version + number, item.id, item.digest, now, item.body)
+            for number, item in enumerate(new, 1)
+        ],
+    )
+    new_version = version + len(new)
+    conn.execute(
+        f"UPDATE ai_chat_conversations SET version = ?, updated_at = ?, activity = {_NEXT_ACTIVITY} "
+        "WHERE id = ?",
+        (new_version, now, row[2], row[3], conversation_id),
+    )
+    return AppendResult(seqs, new_version, len(new))

@@ -1,0 +1,180 @@
+"""The SQLite store passes the compliance suite, migrates once and waits for other writers."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from ai_chat.store import (
+    AppendError,
+    SchemaVersionError,
+    SQLiteConversationStore,
+    StoreError,
+)
+from ai_chat.store._sqlite import LIST_CONVERSATIONS_SQL, SCHEMA_VERSION
+from ai_chat.store.testing import (
+    ConversationStoreCompliance,
+    PersistentStoreCompliance,
+    StoreFactory,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+class TestSQLiteStore(PersistentStoreCompliance):
+    @pytest.fixture
+    def store_factory(self, tmp_path: Path) -> StoreFactory:
+        self.path = tmp_path / "chats.db"
+        return lambda: SQLiteConversationStore(self.path)
+
+    async def break_backend(self, store: object) -> None:
+        def drop() -> None:
+            conn = sqlite3.connect(self.path)
+            try:
+                conn.execute("DROP TABLE ai_chat_messages")
+                conn.commit()
+            finally:
+                conn.close()
+
+        await anyio.to_thread.run_sync(drop)
+
+    @asynccontextmanager
+    async def hold_lock(self, store: object, conversation_id: str) -> AsyncGenerator[None]:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            await anyio.to_thread.run_sync(conn.execute, "BEGIN IMMEDIATE")
+            yield
+            await anyio.to_thread.run_sync(conn.execute, "ROLLBACK")
+        finally:
+            conn.close()
+
+
+class TestSQLiteInMemoryDatabase(ConversationStoreCompliance):
+    @pytest.fixture
+    def store_factory(self) -> StoreFactory:
+        return lambda: SQLiteConversationStore(":memory:")
+
+
+def _user(message_id: str) -> dict[str, object]:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": message_id}]}
+
+
+def _query(path: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+async def test_the_database_is_wal_and_migrated_once(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    async with SQLiteConversationStore(path) as store:
+        conversation = await store.create_conversation("ctx", "subj")
+    assert _query(path, "PRAGMA journal_mode") == [("wal",)]
+    assert _query(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    # Reopening finds the schema current and changes nothing.
+    async with SQLiteConversationStore(path) as store:
+        assert await store.find_by_id(conversation.id) == conversation
+    assert _query(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    async with SQLiteConversationStore(path) as store:
+        await store.create_conversation("ctx", "subj")
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    store = SQLiteConversationStore(path)
+    with pytest.raises(SchemaVersionError) as caught:
+        await store.find_latest("ctx", "subj")
+    assert caught.value.found == SCHEMA_VERSION + 1
+    assert caught.value.supported == SCHEMA_VERSION
+    await store.aclose()
+    # Nothing was changed.
+    assert _query(path, "PRAGMA user_version") == [(SCHEMA_VERSION + 1,)]
+
+
+async def test_an_unopenable_file_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "not-a-db").write_bytes(b"this is not an SQLite database" * 100)
+    store = SQLiteConversationStore(tmp_path / "not-a-db")
+    with pytest.raises(StoreError) as caught:
+        await store.find_by_id("x")
+    assert isinstance(caught.value.__cause__, sqlite3.Error)
+    await store.aclose()
+
+
+async def test_find_latest_uses_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    async with SQLiteConversationStore(path) as store:
+        await store.create_conversation("ctx", "subj")
+    plan = _query(path, "EXPLAIN QUERY PLAN " + LIST_CONVERSATIONS_SQL.replace("?", "'x'"))
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "USING INDEX ai_chat_conversations_by_activity" in details, details
+    assert "TEMP B-TREE" not in details, details  # ordered by the index, no sort
+
+
+async def test_an_append_waits_for_another_connections_write_lock(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    async with SQLiteConversationStore(path) as store:
+        conversation = await store.create_conversation("ctx", "subj")
+        locked = threading.Event()
+        release = threading.Event()
+
+        def hold_lock() -> None:
+            conn = sqlite3.connect(path, isolation_level=None)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                locked.set()
+                release.wait(10)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+
+        ticks = 0
+        appended = anyio.Event()
+
+        async def append() -> None:
+            await store.append_messages(conversation.id, [_user("m1")])
+            appended.set()
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(anyio.to_thread.run_sync, hold_lock)
+                await anyio.to_thread.run_sync(locked.wait, 10)
+                tg.start_soon(append)
+                # The loop keeps running while the append waits for the lock.
+                while ticks < 5:
+                    await anyio.sleep(0.01)
+                    ticks += 1
+                assert not appended.is_set()
+                release.set()
+                await appended.wait()
+        assert [m.seq for m in await store.load_messages(conversation.id)] == [1]
+
+
+async def test_a_lock_held_past_the_busy_timeout_is_an_append_error(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    async with SQLiteConversationStore(path, busy_timeout=0.05) as store:
+        conversation = await store.create_conversation("ctx", "subj")
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            with pytest.raises(AppendError) as caught:
+                await store.append_messages(conversation.id, [_user("m1")])
+            conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+        assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+        assert "locked" in str(caught.value.__cause__)
+        # Retrying once the lock is gone works.
+        result = await store.append_messages(conversation.id, [_user("m1")])
+        assert result.seqs == (1,)
