@@ -1,8 +1,9 @@
 """The ``ai-chat`` command line: stream a chat answer to the terminal, or serve a chat page.
 
 ``ai-chat send TEXT`` prints one answer as it streams; ``ai-chat serve`` serves the UI
-message stream endpoint (``POST /api/chat``) and the chat page (``GET /``). Both take the
-same provider options; without them the offline scripted adapter answers (no key, no
+message stream endpoint (``POST /api/chat``) and the chat page (``GET /``), keeping the
+conversations in a store (``--store``: SQLite in ``./ai-chat.db`` by default). Both take
+the same provider options; without them the offline scripted adapter answers (no key, no
 network). A missing key, a missing extra or an option that does not fit the provider
 ends the command with a one-line message, never a traceback.
 """
@@ -19,7 +20,7 @@ import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TextIO, cast
+from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 import anyio
 
@@ -28,6 +29,9 @@ from ._errors import AIChatError, ConfigurationError
 from ._stream import ChatStream, create_chat_stream
 from ._types import ChatEvent, FinishEvent, ToolInputAvailableEvent
 from .adapters import ScriptedAdapter
+
+if TYPE_CHECKING:
+    from .store import ConversationStore
 
 __all__ = ["DEFAULT_MODELS", "main"]
 
@@ -60,6 +64,40 @@ _MODULES: Final[Mapping[str, tuple[str, str | None]]] = {
 
 class _CommandError(AIChatError):
     """The command cannot run as asked; the message says what to do."""
+
+
+DEFAULT_STORE: Final = "sqlite:ai-chat.db"
+
+
+@dataclass(frozen=True)
+class _StoreSpec:
+    kind: str  # "none", "memory", "sqlite" or "postgres"
+    target: str | None  # the SQLite path or the PostgreSQL URL
+
+    def describe(self) -> str:
+        if self.kind == "sqlite":
+            return f"the SQLite database {self.target}"
+        if self.kind == "postgres":
+            return "PostgreSQL"  # the URL may hold a password: not printed
+        return "memory (lost when the server stops)"
+
+
+def _store_spec(parser: argparse.ArgumentParser, value: str) -> _StoreSpec:
+    """``--store``: ``none``, ``memory``, ``sqlite:PATH`` or ``postgresql://...``."""
+    if value == "none":
+        return _StoreSpec("none", None)
+    if value == "memory":
+        return _StoreSpec("memory", None)
+    if value.startswith("sqlite:"):
+        path = value[len("sqlite:") :]
+        if not path:
+            parser.error("--store sqlite:PATH needs a path, such as sqlite:ai-chat.db")
+        return _StoreSpec("sqlite", path)
+    if not value.startswith(("postgresql://", "postgres://")):
+        parser.error(
+            f"--store must be memory, sqlite:PATH, a postgresql:// URL or none, got {value!r}"
+        )
+    return _StoreSpec("postgres", value)
 
 
 @dataclass(frozen=True)
@@ -129,6 +167,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="interface (default: %(default)s)")
     serve.add_argument(
         "--port", type=int, default=8000, help="port, 0 for any free one (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="STORE",
+        help="where conversations are kept: memory, sqlite:PATH, a postgresql:// URL (needs "
+        "the postgres extra) or none (default: %(default)s, in the working directory)",
     )
     return parser
 
@@ -231,7 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     try:
         if args.command == "serve":
-            return _serve(provider, cast(str, args.host), cast(int, args.port))
+            store = _store_spec(parser, cast(str, args.store))
+            return _serve(provider, cast(str, args.host), cast(int, args.port), store)
         anyio.run(_send, provider, _messages(args), args.json, sys.stdout)
     except _CommandError as exc:
         sys.stdout.flush()
@@ -281,7 +327,29 @@ async def _send(
 # --- serve -------------------------------------------------------------------------------
 
 
-def _serve(provider: _Provider, host: str, port: int) -> int:
+def _open_store(spec: _StoreSpec) -> ConversationStore | None:
+    """The store ``--store`` names (not opened yet), or ``None``."""
+    from .store import MemoryConversationStore, SQLiteConversationStore
+
+    if spec.kind == "memory":
+        return MemoryConversationStore()
+    if spec.kind == "sqlite":
+        assert spec.target is not None
+        return SQLiteConversationStore(spec.target)
+    if spec.kind == "postgres":
+        assert spec.target is not None
+        try:
+            from .store import PostgresConversationStore
+        except ImportError as exc:
+            raise _CommandError(
+                '--store postgresql://... needs the postgres extra: pip install "ai_chat[postgres]" '
+                '(or uv add "ai_chat[postgres]")'
+            ) from exc
+        return PostgresConversationStore(spec.target)
+    return None
+
+
+def _serve(provider: _Provider, host: str, port: int, store_spec: _StoreSpec) -> int:
     try:
         import uvicorn
 
@@ -294,30 +362,49 @@ def _serve(provider: _Provider, host: str, port: int) -> int:
     listener = _listen(host, port)
     with listener:
         adapter = _create_adapter(provider)
-        app = create_chat_app(adapter, page=True)
+        store = _open_store(store_spec)
+        app = create_chat_app(adapter, page=True, store=store)
         config = uvicorn.Config(app, log_level="warning", server_header=False)
         server = uvicorn.Server(config)
         bound_host, bound_port = cast("tuple[str, int]", listener.getsockname()[:2])
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        print(
-            f"ai-chat: serving {_describe(provider)} at http://{shown}:{bound_port}/ "
-            "(Ctrl+C to stop)",
-            file=sys.stderr,
-            flush=True,
-        )
-        if provider.name != "demo" and not _is_loopback(bound_host):
-            print(
-                "ai-chat: warning: the endpoint has no authentication; anyone who can reach "
-                f"{shown}:{bound_port} can spend your {provider.name} quota",
-                file=sys.stderr,
-                flush=True,
-            )
 
         async def run() -> None:
             try:
+                if store is not None:
+                    # Open (and migrate) now: a bad path or URL fails before serving.
+                    await store.list_conversations("chat", "-", limit=1)
+                    print(
+                        f"ai-chat: keeping conversations in {store_spec.describe()}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                print(
+                    f"ai-chat: serving {_describe(provider)} at http://{shown}:{bound_port}/ "
+                    "(Ctrl+C to stop)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                risks: list[str] = []
+                if store is not None:
+                    risks.append("read and continue the stored conversations")
+                if provider.name != "demo":
+                    risks.append(f"spend your {provider.name} quota")
+                if risks and not _is_loopback(bound_host):
+                    print(
+                        "ai-chat: warning: the endpoint has no authentication; anyone who can "
+                        f"reach {shown}:{bound_port} can {' and '.join(risks)}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 await server.serve(sockets=[listener])
             finally:
-                await _close(adapter)
+                try:
+                    await _close(adapter)
+                finally:
+                    if store is not None:
+                        with anyio.CancelScope(shield=True):
+                            await store.aclose()
 
         # Ctrl+C is how a server is stopped: uvicorn has shut down gracefully by then.
         with contextlib.suppress(KeyboardInterrupt):

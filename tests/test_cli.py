@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,8 +24,15 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from providers.fake_server import FakeServer, Request, Response, serve, sse
 
-from ai_chat._cli import DEFAULT_MODELS, _is_loopback, main  # pyright: ignore[reportPrivateUsage]
-from ai_chat.server._page import CHAT_PAGE_HTML
+from ai_chat._cli import (
+    DEFAULT_MODELS,
+    DEFAULT_STORE,
+    _is_loopback,  # pyright: ignore[reportPrivateUsage]
+    _parser,  # pyright: ignore[reportPrivateUsage]
+    _store_spec,  # pyright: ignore[reportPrivateUsage]
+    main,
+)
+from ai_chat.server._page import chat_page_html
 
 # Hang guard for subprocesses, not a performance assertion.
 TIMEOUT = 120
@@ -654,11 +663,15 @@ HELLO_BODY = {
 SERVING = re.compile(r"^ai-chat: serving (.+) at (http://\S+/) \(Ctrl\+C to stop\)\n$")
 
 
+STORE_LINE = re.compile(r"^ai-chat: keeping conversations in (.+)\n$")
+
+
 @dataclass
 class Served:
     description: str
     url: str
     process: subprocess.Popen[str]
+    store: str | None
 
     def stop(self) -> tuple[int, str]:
         """Ctrl+C: the exit status and the rest of stderr."""
@@ -668,26 +681,43 @@ class Served:
 
 
 @contextmanager
-def serving(*options: str, env: dict[str, str] | None = None) -> Generator[Served]:
-    """``ai-chat serve --port 0 OPTIONS`` in a subprocess, until the block ends."""
-    with subprocess.Popen(
-        [*PYTHON_M, "serve", "--port", "0", *options],
-        env=env or cli_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-    ) as process:
+def serving(
+    *options: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Generator[Served]:
+    """``ai-chat serve --port 0 OPTIONS`` in a subprocess, until the block ends.
+
+    It runs in ``cwd``, by default a temporary folder (where the default SQLite store
+    goes).
+    """
+    with contextlib.ExitStack() as stack:
+        if cwd is None:
+            cwd = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        process = stack.enter_context(
+            subprocess.Popen(
+                [*PYTHON_M, "serve", "--port", "0", *options],
+                env=env or cli_env(),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+            )
+        )
         try:
             assert process.stderr is not None
             with selectors.DefaultSelector() as selector:
                 selector.register(process.stderr, selectors.EVENT_READ)
                 assert selector.select(TIMEOUT), "ai-chat serve printed nothing"
             line = process.stderr.readline()
+            store = None
+            kept = STORE_LINE.match(line)
+            if kept is not None:
+                store = kept[1]
+                line = process.stderr.readline()
             match = SERVING.match(line)
             assert match is not None, line + process.stderr.read()
-            yield Served(match[1], match[2], process)
+            yield Served(match[1], match[2], process, store)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -723,7 +753,7 @@ def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
         page = httpx.get(served.url, timeout=TIMEOUT)
         assert page.status_code == 200
         assert page.headers["content-type"].startswith("text/html")
-        assert page.text == CHAT_PAGE_HTML
+        assert page.text == chat_page_html("api/chat", "api/chats")  # with the store
         chunks = chat(served.url)
         status, rest = served.stop()
     assert chunks[0]["type"] == "start"
@@ -824,3 +854,103 @@ def test_serve_refuses_bad_settings(
     assert out == ""
     assert message in err
     assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------------------
+# ai-chat serve --store
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "target"),
+    [
+        ("memory", "memory", None),
+        ("none", "none", None),
+        ("sqlite:ai-chat.db", "sqlite", "ai-chat.db"),
+        ("sqlite:/var/lib/chats/c.db", "sqlite", "/var/lib/chats/c.db"),
+        ("postgresql://u:p@db/chats", "postgres", "postgresql://u:p@db/chats"),
+        ("postgres://db/chats", "postgres", "postgres://db/chats"),
+    ],
+)
+def test_store_option_values(value: str, kind: str, target: str | None) -> None:
+    spec = _store_spec(_parser(), value)
+    assert (spec.kind, spec.target) == (kind, target)
+    assert "u:p" not in spec.describe()  # a PostgreSQL password is never printed
+
+
+def test_the_default_store_is_sqlite_in_the_working_directory() -> None:
+    args = _parser().parse_args(["serve"])
+    assert args.store == DEFAULT_STORE == "sqlite:ai-chat.db"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("sqlite:", "--store sqlite:PATH needs a path"),
+        ("redis://x", "--store must be memory, sqlite:PATH, a postgresql:// URL or none"),
+        ("", "--store must be memory"),
+    ],
+)
+def test_bad_store_values_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", "0", "--store", value])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_store_that_cannot_open_fails_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "chats.db"
+    result = run([*PYTHON_M, "serve", "--port", "0", "--store", f"sqlite:{missing}"])
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("\nai-chat: StoreError: ") or result.stderr.startswith(
+        "ai-chat: StoreError: "
+    ), result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_serve_keeps_conversations_in_sqlite_across_a_restart(tmp_path: Path) -> None:
+    with serving("--delay", "0", cwd=tmp_path) as served:
+        assert served.store == "the SQLite database ai-chat.db"
+        chunks = chat(served.url)
+        assert served.stop()[0] == 0
+    assert (tmp_path / "ai-chat.db").is_file()
+    answer_id = chunks[0]["messageId"]
+    with serving("--delay", "0", cwd=tmp_path) as served:
+        listed = httpx.get(served.url + "api/chats", timeout=TIMEOUT)
+        restored = httpx.get(served.url + "api/chats/chat-1", timeout=TIMEOUT)
+        foreign = httpx.get(
+            served.url + "api/chats/chat-1",
+            headers={"x-ai-chat-subject": "someone-else"},
+            timeout=TIMEOUT,
+        )
+        status, rest = served.stop()
+    assert status == 0 and rest == "ai-chat: stopped\n"
+    assert listed.status_code == 200
+    [summary] = listed.json()["chats"]
+    assert summary["id"] == "chat-1" and summary["title"] == "Hello"
+    assert restored.status_code == 200
+    user, assistant = restored.json()["messages"]
+    assert user == HELLO_BODY["messages"][0]
+    assert assistant["id"] == answer_id and assistant["role"] == "assistant"
+    texts = [p["text"] for p in assistant["parts"] if p["type"] == "text"]
+    assert "".join(texts) == text_of(chunks)
+    tool = next(p for p in assistant["parts"] if p["type"] == "tool-search")
+    assert tool["input"] == {"query": "Hello"} and tool["state"] == "input-available"
+    assert assistant["metadata"]["finishReason"] == "tool-calls"
+    assert foreign.status_code == 404
+
+
+@pytest.mark.parametrize(("value", "shown"), [("memory", "memory"), ("none", None)])
+def test_serve_with_a_memory_store_or_none(tmp_path: Path, value: str, shown: str | None) -> None:
+    with serving("--delay", "0", "--store", value, cwd=tmp_path) as served:
+        assert (served.store or "").startswith(shown or "") and (served.store is None) == (
+            shown is None
+        )
+        chat(served.url)
+        listed = httpx.get(served.url + "api/chats", timeout=TIMEOUT)
+        assert served.stop()[0] == 0
+    assert listed.status_code == (200 if shown else 404)
+    assert list(tmp_path.iterdir()) == []

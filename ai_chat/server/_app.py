@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import aclosing
-from typing import Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .._adapter import AIChatAdapter
-from .._errors import AIChatError, ConfigurationError, LimitExceededError, ValidationError
+from .._errors import ConfigurationError, LimitExceededError, ValidationError
 from .._stream import (
     DEFAULT_CLOSE_TIMEOUT,
     DEFAULT_MAX_RESPONSE_CHARS,
     create_chat_stream,
 )
 from ..limits import JSONLimits
+from ._encode import new_message_id
+from ._http import JSONError, read_body
 from ._page import CHAT_PAGE_HTML, chat_page_html
+from ._persist import Persistence, SubjectResolver, default_subject
 from ._response import DEFAULT_KEEP_ALIVE, UIMessageStreamResponse, check_keep_alive
 from ._ui_messages import convert_ui_messages
+
+if TYPE_CHECKING:
+    from ..store import ConversationStore
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "chat_endpoint", "create_chat_app"]
 
@@ -32,21 +37,6 @@ _DEFAULT_LIMITS: Final = JSONLimits()
 _ALL_METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 Endpoint = Callable[[Request], Awaitable[Response]]
-
-
-class _BadRequest(AIChatError):
-    def __init__(self, status: int, kind: str, message: str, path: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.message = message
-        self.path = path
-
-    def response(self) -> JSONResponse:
-        error: dict[str, object] = {"type": self.kind, "message": self.message}
-        if self.path is not None:
-            error["path"] = self.path
-        return JSONResponse({"error": error}, status_code=self.status)
 
 
 def chat_endpoint(
@@ -60,6 +50,9 @@ def chat_endpoint(
     close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
     keep_alive: float | None = DEFAULT_KEEP_ALIVE,
     on_error: Callable[[Exception], str] | None = None,
+    store: ConversationStore | None = None,
+    context: str = "chat",
+    subject: SubjectResolver = default_subject,
 ) -> Endpoint:
     """The ``POST /api/chat`` endpoint as a Starlette endpoint function.
 
@@ -90,11 +83,34 @@ def chat_endpoint(
         close_timeout: see :func:`ai_chat.create_chat_stream`.
         keep_alive: see :class:`UIMessageStreamResponse`.
         on_error: see :class:`UIMessageStreamResponse`.
+        store: keep conversations in this :class:`~ai_chat.store.ConversationStore`
+            (see below); ``None`` keeps nothing.
+        context: the store context of the conversations (the agent use case).
+        subject: ``subject(request) -> str`` (or an awaitable of one): the owner of the
+            conversation, such as the authenticated user's id. The default reads the
+            ``x-ai-chat-subject`` header (``"anonymous"`` without one), which any client
+            can set: it is for development only.
+
+    With a ``store``, the request's ``id`` names the conversation: a new id creates it
+    (for the context and the request's subject), a known id continues it, and an id
+    that belongs to another subject or context is refused (403 ``forbidden``); a
+    request without an id is refused (422). The request's new message (its last one,
+    or the pieces of the assistant message it continues) is stored before the adapter
+    runs; storing it again (a retry) changes nothing, and a stored message sent again
+    with other content is refused (409 ``conflict``: the log is append-only). The
+    answer is assembled from its events and stored once the stream has ended after
+    ``finish``, before the response ends; an answer that failed or was aborted is not
+    stored at all. The server names each new answer (``msg-<16 hex digits>``, in the
+    ``start`` chunk) instead of the adapter, so that a retried or regenerated answer
+    never collides with a stored one. The adapter is answered from the client's history, as without a
+    store. A store failure answers 503 ``store_unavailable`` before the answer starts,
+    and an ``error`` chunk after it.
 
     Raises:
         ConfigurationError: an argument is out of range (checked here, not per request).
         ValidationError: ``tools`` or ``parameters`` are invalid.
     """
+    persistence = None if store is None else Persistence(store, context, subject)
     if type(max_body_bytes) is not int or max_body_bytes < 1:
         raise ConfigurationError("max_body_bytes", max_body_bytes, "a positive int")
     if not callable(getattr(adapter, "stream", None)):
@@ -120,7 +136,7 @@ def chat_endpoint(
                 headers={"allow": "POST"},
             )
         try:
-            body = await _read_body(request, max_body_bytes)
+            body = await read_body(request, max_body_bytes)
             payload = _parse(body)
             trigger, message_id = _envelope(payload)
             conversation = convert_ui_messages(
@@ -133,46 +149,42 @@ def chat_endpoint(
                 max_response_chars=max_response_chars,
                 close_timeout=close_timeout,
             )
-        except _BadRequest as exc:
+        except JSONError as exc:
             return exc.response()
         except ValidationError as exc:
-            return _BadRequest(422, "invalid_request", exc.reason, exc.path).response()
+            return JSONError(422, "invalid_request", exc.reason, exc.path).response()
         except LimitExceededError as exc:
-            return _BadRequest(413, "limit_exceeded", str(exc), exc.path).response()
-        except ClientDisconnect:
-            return Response(status_code=400)
-        return UIMessageStreamResponse(
+            return JSONError(413, "limit_exceeded", str(exc), exc.path).response()
+        recorder = None
+        if persistence is not None:
+            try:
+                recorder = await persistence.begin(
+                    request,
+                    payload.get("id"),
+                    cast("list[dict[str, Any]]", list(stream.request["messages"])),
+                    conversation.message_id,
+                )
+            except JSONError as exc:
+                await stream.aclose()
+                return exc.response()
+            except BaseException:
+                await stream.aclose()
+                raise
+        answer_id = conversation.message_id
+        if recorder is not None and answer_id is None:
+            # The server names each new answer, so that ids never collide in the log
+            # (an adapter may reuse its ids, for a regenerated or retried answer).
+            answer_id = new_message_id()
+        response = UIMessageStreamResponse(
             stream,
-            message_id=conversation.message_id,
+            message_id=answer_id,
             on_error=on_error,
             keep_alive=keep_alive,
         )
+        response.recorder = recorder
+        return response
 
     return endpoint
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.isdigit():
-            raise _BadRequest(400, "invalid_request", "the content-length header is not a number")
-        if int(declared) > limit:
-            raise _too_large(limit)
-    chunks: list[bytes] = []
-    size = 0
-    async with aclosing(request.stream()) as pieces:
-        async for chunk in pieces:
-            size += len(chunk)
-            if size > limit:
-                raise _too_large(limit)
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _too_large(limit: int) -> _BadRequest:
-    return _BadRequest(
-        413, "body_too_large", f"the request body is larger than max_body_bytes={limit:,} bytes"
-    )
 
 
 def _reject_constant(name: str) -> object:
@@ -183,24 +195,22 @@ def _parse(body: bytes) -> dict[str, object]:
     try:
         payload: object = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError as exc:
-        raise _BadRequest(
-            400, "invalid_json", f"the body is not UTF-8 (byte {exc.start})"
-        ) from None
+        raise JSONError(400, "invalid_json", f"the body is not UTF-8 (byte {exc.start})") from None
     except RecursionError:
-        raise _BadRequest(400, "invalid_json", "the body is nested too deeply") from None
+        raise JSONError(400, "invalid_json", "the body is nested too deeply") from None
     except ValueError as exc:
-        raise _BadRequest(400, "invalid_json", f"the body is not JSON: {exc}") from None
+        raise JSONError(400, "invalid_json", f"the body is not JSON: {exc}") from None
     if type(payload) is not dict:
-        raise _BadRequest(422, "invalid_request", "expected a JSON object", "$")
+        raise JSONError(422, "invalid_request", "expected a JSON object", "$")
     return cast("dict[str, object]", payload)
 
 
 def _envelope(payload: dict[str, object]) -> tuple[str, str | None]:
     if "messages" not in payload:
-        raise _BadRequest(422, "invalid_request", 'missing required field "messages"', "$")
+        raise JSONError(422, "invalid_request", 'missing required field "messages"', "$")
     trigger = payload.get("trigger", "submit-message")
     if trigger not in _TRIGGERS:
-        raise _BadRequest(
+        raise JSONError(
             422,
             "invalid_request",
             f'expected "submit-message" or "regenerate-message", got {json.dumps(trigger)}',
@@ -208,12 +218,12 @@ def _envelope(payload: dict[str, object]) -> tuple[str, str | None]:
         )
     message_id = payload.get("messageId")
     if message_id is not None and (type(message_id) is not str or not message_id):
-        raise _BadRequest(
+        raise JSONError(
             422, "invalid_request", "expected a non-empty string or no field", "$.messageId"
         )
     chat_id = payload.get("id")
     if chat_id is not None and type(chat_id) is not str:
-        raise _BadRequest(422, "invalid_request", "expected a string", "$.id")
+        raise JSONError(422, "invalid_request", "expected a string", "$.id")
     return cast(str, trigger), message_id
 
 
@@ -230,12 +240,29 @@ def create_chat_app(
     close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
     keep_alive: float | None = DEFAULT_KEEP_ALIVE,
     on_error: Callable[[Exception], str] | None = None,
+    store: ConversationStore | None = None,
+    context: str = "chat",
+    subject: SubjectResolver = default_subject,
+    chats_path: str = "/api/chats",
 ) -> Starlette:
     """An ASGI app serving ``POST {path}`` (the chat endpoint) and, with ``page``, ``GET /``.
 
     ``GET /`` serves the dependency-free chat page, which talks to ``/api/chat``. Every
-    keyword after ``path`` is passed to :func:`chat_endpoint`. Run it with any ASGI
-    server: ``uvicorn.run(create_chat_app(adapter))``.
+    keyword after ``path`` except ``chats_path`` is passed to :func:`chat_endpoint`. Run
+    it with any ASGI server: ``uvicorn.run(create_chat_app(adapter))``.
+
+    With a ``store``, the app also serves the subject's conversations (the same
+    ``subject`` resolver decides whose), as JSON:
+
+    * ``GET {chats_path}``: ``{"chats": [{"id", "title", "createdAt", "updatedAt",
+      "rating", "ratingComment"}]}``, the 50 most recently active first; the title is
+      the first user text (at most 80 characters);
+    * ``GET {chats_path}/{id}``: ``{"chat": {...}, "messages": UIMessage[]}``, the stored
+      conversation as the AI SDK client shows it (``useChat({messages})`` takes it);
+    * ``POST {chats_path}/{id}/rating`` with ``{"rating": 1..5, "comment"?}``.
+
+    An unknown id and another subject's id both answer 404 ``not_found``. The page then
+    lists the conversations and restores one on reload; without a store it keeps none.
 
     Raises:
         ConfigurationError: an argument is out of range.
@@ -243,6 +270,10 @@ def create_chat_app(
     """
     if type(path) is not str or not path.startswith("/"):
         raise ConfigurationError("path", path, 'a URL path starting with "/"')
+    if type(chats_path) is not str or not chats_path.startswith("/") or chats_path == path:
+        raise ConfigurationError(
+            "chats_path", chats_path, 'a URL path starting with "/", other than path'
+        )
     endpoint = chat_endpoint(
         adapter,
         tools=tools,
@@ -253,12 +284,28 @@ def create_chat_app(
         close_timeout=close_timeout,
         keep_alive=keep_alive,
         on_error=on_error,
+        store=store,
+        context=context,
+        subject=subject,
     )
     # Every method reaches the endpoint, so that a wrong one gets a JSON 405 too.
     routes = [Route(path, endpoint, methods=_ALL_METHODS)]
+    if store is not None:
+        persistence = Persistence(store, context, subject)
+        chats = chats_path.rstrip("/")
+        routes += [
+            Route(chats, persistence.list_chats, methods=["GET"]),
+            Route(chats + "/{chat_id}", persistence.get_chat, methods=["GET"]),
+            Route(chats + "/{chat_id}/rating", persistence.rate, methods=["POST"]),
+        ]
     if page:
-        # The page posts to a relative URL, so it also works under a mount prefix.
-        html = CHAT_PAGE_HTML if path == "/api/chat" else chat_page_html(path[1:])
+        # The page uses relative URLs, so it also works under a mount prefix.
+        if store is not None:
+            html = chat_page_html(path[1:], chats_path.rstrip("/")[1:])
+        elif path == "/api/chat":
+            html = CHAT_PAGE_HTML
+        else:
+            html = chat_page_html(path[1:])
 
         async def chat_page(request: Request) -> Response:
             return HTMLResponse(html)

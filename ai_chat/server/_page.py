@@ -7,6 +7,12 @@ messages, trigger: "submit-message"}`` (the whole history as ``UIMessage[]``) to
 calls with their input and output, sources, files, data parts, and errors. The stop button
 aborts the request, so the server sees the client disconnect and cancels the answer.
 
+When the server keeps conversations (:func:`chat_page_html` given ``chats``), the page
+shows the subject's recent conversations above the log with a "New chat" button, keeps
+the chat id in the URL fragment (``#<id>``), and on load (or when the fragment changes)
+restores the conversation from ``GET api/chats/<id>``. Without it the page keeps
+nothing, as before.
+
 Model text only ever reaches the page through ``textContent`` and text nodes, never as
 markup; links and images accept only ``http(s):`` URLs (and ``data:image/`` for images).
 A ``Content-Security-Policy`` meta tag allows exactly the page's own inline script (by
@@ -63,6 +69,13 @@ textarea { flex: 1; resize: vertical; min-height: 2.6rem; font: inherit; padding
 button { font: inherit; padding: .4rem .9rem; border-radius: .4rem; border: 1px solid var(--line);
   background: var(--panel); color: var(--fg); cursor: pointer; }
 button:disabled { opacity: .45; cursor: default; }
+#chats { display: flex; gap: .6rem; align-items: center; padding: .4rem 1rem;
+  border-bottom: 1px solid var(--line); overflow-x: auto; font-size: .85rem; }
+#chats[hidden] { display: none; }
+#chat-links { display: flex; gap: .6rem; list-style: none; margin: 0; padding: 0; }
+.chat-link { white-space: nowrap; max-width: 16rem; overflow: hidden; text-overflow: ellipsis;
+  display: inline-block; }
+.chat-link[aria-current] { font-weight: 600; }
 """
 
 # The page's script. Rules that keep it safe: model text goes into text nodes only, URLs
@@ -78,13 +91,27 @@ const input = document.getElementById("input");
 const sendButton = document.getElementById("send");
 const stopButton = document.getElementById("stop");
 const statusText = document.getElementById("status");
-const chatId = newId();
+const CHATS = document.querySelector('meta[name="ai-chat-chats"]').content;
+const chatList = document.getElementById("chats");
+const chatLinks = document.getElementById("chat-links");
+const newChatButton = document.getElementById("new-chat");
+let chatId = idFromHash() || newId();
+const hasStore = CHATS !== "";
 const messages = [];  // the conversation as UIMessage[]; the whole history goes with each turn
 let controller = null;
 
 function newId() {
   const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => alphabet[b % 62]).join("");
+}
+
+function idFromHash() {
+  try {
+    const id = decodeURIComponent(location.hash.slice(1));
+    return id && id.length <= 256 ? id : null;
+  } catch (_) {
+    return null;
+  }
 }
 
 function element(tag, className, text) {
@@ -531,6 +558,7 @@ function describeFinish(turn) {
 }
 
 async function send(text) {
+  if (hasStore && idFromHash() !== chatId) history.replaceState(null, "", "#" + encodeURIComponent(chatId));
   const user = { id: newId(), role: "user", parts: [{ type: "text", text }] };
   messages.push(user);
   messageView("user").parts.append(element("div", "text", text));
@@ -586,6 +614,7 @@ async function send(text) {
   } finally {
     if (controller === request) controller = null;
     if (turn.message.parts.length) messages.push(turn.message);
+    if (hasStore) listChats();
     setBusy(false);
     setStatus(outcome, outcome === "ready" ? "ready" : outcome);
     scrollDown();
@@ -612,9 +641,108 @@ stopButton.addEventListener("click", () => {
   if (controller) controller.abort();
 });
 
-setBusy(false);
-setStatus("ready");
-input.focus();
+// Conversations kept by the server (only when it has a store: GET CHATS answers 200).
+function clearLog() {
+  messages.length = 0;
+  log.replaceChildren();
+}
+
+function showMessage(message) {
+  if (!isObject(message) || !Array.isArray(message.parts)) return;
+  const role = message.role === "user" ? "user" : message.role === "system" ? "system" : "assistant";
+  const { parts } = messageView(role);
+  for (const part of message.parts) {
+    if (!isObject(part) || typeof part.type !== "string") continue;
+    const view = partView(part);
+    parts.append(view.node);
+    view.update();
+  }
+  messages.push(message);
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { headers: { accept: "application/json" } });
+  if (!response.ok) return { status: response.status, body: null };
+  return { status: response.status, body: await response.json() };
+}
+
+async function listChats() {
+  let answer;
+  try {
+    answer = await getJSON(CHATS);
+  } catch (_) {
+    return;
+  }
+  if (answer.status !== 200 || !isObject(answer.body) || !Array.isArray(answer.body.chats)) return;
+  const items = [];
+  for (const chat of answer.body.chats) {
+    if (!isObject(chat) || typeof chat.id !== "string") continue;
+    const link = element("a", "chat-link", chat.title || "(untitled)");
+    link.href = "#" + encodeURIComponent(chat.id);
+    link.dataset.chatId = chat.id;
+    if (chat.id === chatId) link.setAttribute("aria-current", "page");
+    const item = element("li");
+    item.append(link);
+    items.push(item);
+  }
+  chatLinks.replaceChildren(...items);
+}
+
+async function openChat(id) {
+  if (controller) controller.abort();
+  chatId = id;
+  clearLog();
+  setStatus("loading", "loading the conversation…");
+  let answer;
+  try {
+    answer = await getJSON(CHATS + "/" + encodeURIComponent(id));
+  } catch (error) {
+    setStatus("error", "could not load the conversation");
+    return;
+  }
+  if (answer.status === 200 && isObject(answer.body) && Array.isArray(answer.body.messages)) {
+    for (const message of answer.body.messages) showMessage(message);
+    scrollDown();
+    setStatus("ready", "ready");
+  } else {
+    setStatus("ready", answer.status === 404 ? "new conversation" : "ready");
+  }
+  for (const link of chatLinks.querySelectorAll("a")) {
+    if (link.dataset.chatId === id) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+newChatButton.addEventListener("click", () => {
+  if (controller) controller.abort();
+  chatId = newId();
+  history.replaceState(null, "", location.pathname + location.search);
+  clearLog();
+  listChats();
+  setStatus("ready", "new conversation");
+  input.focus();
+});
+
+window.addEventListener("hashchange", () => {
+  const id = idFromHash();
+  if (hasStore && id && id !== chatId) openChat(id);
+});
+
+async function start() {
+  setBusy(false);
+  if (hasStore) {
+    chatList.hidden = false;
+    await listChats();
+    const id = idFromHash();
+    if (id) await openChat(id);
+    else setStatus("ready");
+  } else {
+    setStatus("ready");
+  }
+  input.focus();
+}
+
+start();
 """
 
 
@@ -636,15 +764,18 @@ _CSP: Final = (
 _DEFAULT_API: Final = "api/chat"
 
 
-def chat_page_html(api: str = _DEFAULT_API) -> str:
+def chat_page_html(api: str = _DEFAULT_API, chats: str | None = None) -> str:
     """The chat page, posting to ``api``: a URL resolved against the page's own URL.
 
     The default, ``"api/chat"``, is ``/api/chat`` for a page served at ``/`` and
     ``/chat/api/chat`` for one served at ``/chat/`` (an app mounted under ``/chat``).
     A server whose endpoint has another path passes it relative, without the leading
-    slash (``"v1/chat"``), or absolute.
+    slash (``"v1/chat"``), or absolute. ``chats`` is where a server that keeps
+    conversations serves them (``"api/chats"``: ``GET chats``, ``GET chats/<id>``),
+    resolved the same way; ``None`` (a server without a store) shows no history.
     """
-    return _TEMPLATE.replace("@API@", html.escape(api, quote=True), 1)
+    page = _TEMPLATE.replace("@API@", html.escape(api, quote=True), 1)
+    return page.replace("@CHATS@", html.escape(chats or "", quote=True), 1)
 
 
 _TEMPLATE: Final = f"""<!doctype html>
@@ -654,12 +785,15 @@ _TEMPLATE: Final = f"""<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{_CSP}">
 <meta name="ai-chat-api" content="@API@">
+<meta name="ai-chat-chats" content="@CHATS@">
 <title>ai_chat</title>
 <link rel="icon" href="data:,">
 <style>{_STYLE}</style>
 </head>
 <body data-status="loading">
 <header><h1>ai_chat</h1><span id="status" role="status" aria-live="polite">loading…</span></header>
+<nav id="chats" aria-label="Conversations" hidden><button id="new-chat" type="button">New chat</button>
+<ul id="chat-links"></ul></nav>
 <main id="log" aria-live="polite"></main>
 <form id="composer" autocomplete="off">
 <textarea id="input" rows="2" placeholder="Send a message (Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
-from typing import Final, cast
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Final, Protocol, cast
 
 import anyio
 from starlette.responses import Response
@@ -13,11 +13,25 @@ from starlette.types import Receive, Scope, Send
 
 from .._errors import ConfigurationError
 from .._stream import ChatStream
+from .._types import ChatEvent
 from ._encode import DONE, KEEP_ALIVE, ChunkEncoder, error_chunk
 
 __all__ = ["DEFAULT_KEEP_ALIVE", "MASKED_ERROR", "UIMessageStreamResponse", "check_keep_alive"]
 
 logger = logging.getLogger("ai_chat.server")
+
+
+class AnswerRecorder(Protocol):
+    """What keeps an answer (the chat endpoint's store wiring): sees every event sent,
+    then is told the stream ended after ``finish`` and stores the answer (``False`` if
+    that failed)."""
+
+    def feed(self, event: ChatEvent) -> None: ...
+
+    def complete(self, message_id: str | None) -> Awaitable[bool]: ...
+
+
+ANSWER_NOT_SAVED: Final = "The answer could not be saved."
 
 DEFAULT_KEEP_ALIVE: Final = 15.0
 # Events already waiting when one is sent go out in the same write, up to this size.
@@ -106,6 +120,8 @@ class UIMessageStreamResponse(Response):
         self._sending = False
         self._ending = False
         self._comment: anyio.Event | None = None
+        # Set by the chat endpoint when it keeps conversations (not a public option).
+        self.recorder: AnswerRecorder | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         stream = self.stream
@@ -135,15 +151,22 @@ class UIMessageStreamResponse(Response):
             ending = DONE
             pending: list[bytes] = []
             size = 0
+            recorder = self.recorder
             while True:
                 try:
                     event = await anext()
                 except StopAsyncIteration:
+                    # The answer is complete (a stream ends only after finish): it is
+                    # stored before the client sees the end of the response.
+                    if recorder is not None and not await recorder.complete(encoder.message_id):
+                        ending = error_chunk(ANSWER_NOT_SAVED) + DONE
                     break
                 except Exception as exc:
                     ending = error_chunk(self._error_text(exc)) + DONE
                     break
                 frame = encoder.encode(event)
+                if recorder is not None:
+                    recorder.feed(event)
                 pending.append(frame)
                 size += len(frame)
                 if size < BATCH_BYTES and _ready(stream):

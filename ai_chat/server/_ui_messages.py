@@ -161,8 +161,19 @@ def convert_ui_messages(
     if trigger == "submit-message" and checked[-1][1] == "assistant":
         continued = checked[-1][0]
     out: list[JSONDict] = []
-    for _, _, converted in checked:
+    seen: dict[str, int] = {}
+    for index, (ui_id, _, converted) in enumerate(checked):
+        first = seen.setdefault(ui_id, index)
+        if first != index:
+            raise _fail([index, "id"], f'the id "{ui_id}" is also message {first}\'s id')
         out.extend(converted)
+    ids = [message["id"] for message in out]
+    if len(set(ids)) != len(ids):
+        # A made-up id (<id>:1, <id>:tool) met an id the client sent.
+        taken = next(i for i in ids if ids.count(i) > 1)
+        raise ValidationError(
+            _ROOT, f'the message id "{taken}" is taken twice: rename the message that sent it'
+        )
     if not out:
         raise ValidationError(_ROOT, "no message holds anything a model can read")
     return ConvertedMessages(out, continued)
@@ -294,7 +305,7 @@ def _tool(fields: JSONDict, kind: str, path: Path) -> tuple[JSONDict | None, JSO
     state = fields.get("state", _MISSING)
     if state is _MISSING:
         raise _fail(path, 'missing required field "state"')
-    if state not in _TOOL_STATES:
+    if type(state) is not str or state not in _TOOL_STATES:
         shown = f'"{state}"' if type(state) is str else _describe(state)
         raise _fail([*path, "state"], f"expected a tool part state, got {shown}")
     if state == "input-streaming":

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+import httpx
 import pytest
 import uvicorn
 
 from ai_chat import AbortSignal, ChatRequest
 from ai_chat.adapters import ScriptedAdapter, default_script
 from ai_chat.server import create_chat_app
+from ai_chat.store import MemoryConversationStore
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "tests" / "js" / "browser_chat.mjs"
@@ -145,9 +147,9 @@ def running(app: Any) -> Generator[str]:
         assert not thread.is_alive(), "uvicorn did not stop"
 
 
-def drive(node: str, chromium: str, base: str) -> dict[str, Any]:
+def drive(node: str, chromium: str, base: str, scenario: str = "page") -> dict[str, Any]:
     result = subprocess.run(
-        [node, str(DRIVER), base, chromium],
+        [node, str(DRIVER), base, chromium, scenario],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -329,3 +331,82 @@ def test_the_endpoint_url_is_an_escaped_attribute() -> None:
         in (hostile)
     )
     assert hostile.count("<script>") == 1
+
+
+# --------------------------------------------------------------------------------------
+# With a conversation store: reload, list, new chat, switch back
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stored(node: str, chromium: str, playwright_core: Path) -> dict[str, Any]:
+    store = MemoryConversationStore()
+    with running(create_chat_app(ObservedAdapter(), store=store)) as base:
+        return drive(node, chromium, base, "store")
+
+
+def test_only_a_server_with_a_store_gives_the_page_its_chats_url() -> None:
+    from ai_chat.server._page import CHAT_PAGE_HTML
+
+    # Without one the page never asks (no 404 in the console: see the first session).
+    assert '<meta name="ai-chat-chats" content="">' in CHAT_PAGE_HTML
+    store = MemoryConversationStore()
+    app = create_chat_app(ScriptedAdapter(), store=store, chats_path="/v1/chats")
+    with running(app) as base:
+        page = httpx.get(base + "/", timeout=SERVER_TIMEOUT).text
+    assert '<meta name="ai-chat-chats" content="v1/chats">' in page
+
+
+def test_the_store_page_loads_cleanly_with_an_empty_list(stored: dict[str, Any]) -> None:
+    assert stored["problems"] == []
+    empty = stored["empty"]
+    assert empty["listHidden"] is False
+    assert empty["chats"] == [] and empty["messages"] == [] and empty["hash"] == ""
+
+
+def test_a_reload_restores_the_conversation(stored: dict[str, Any]) -> None:
+    sent, reloaded = stored["sent"], stored["reloaded"]
+    chat_id = stored["requests"][0]["id"]
+    assert sent["hash"] == "#" + chat_id
+    assert reloaded["hash"] == sent["hash"]
+    # What was shown while streaming is shown again after the reload.
+    assert reloaded["messages"] == sent["messages"]
+    user, answer = reloaded["messages"]
+    assert user == {"role": "user", "texts": ["Hello"], "reasoning": [], "tools": []}
+    assert answer["texts"][0].startswith('You said: "Hello". This answer comes from the offline')
+    assert answer["reasoning"][0].startswith("The user wrote 1 word.")
+    [tool] = answer["tools"]
+    assert tool["name"] == "search" and tool["state"] == "output-available"
+    assert json.loads(tool["input"]) == {"query": "Hello"}
+    assert json.loads(tool["output"]) == TOOL_OUTPUT
+    assert reloaded["chats"] == [{"title": "Hello", "href": sent["hash"], "current": "page"}]
+
+
+def test_new_chat_starts_another_conversation_and_the_list_shows_both(
+    stored: dict[str, Any],
+) -> None:
+    fresh, second = stored["fresh"], stored["second"]
+    assert fresh["messages"] == [] and fresh["hash"] == ""
+    first_id, second_id = stored["requests"][0]["id"], stored["requests"][1]["id"]
+    assert first_id != second_id
+    assert second["hash"] == "#" + second_id
+    assert [c["title"] for c in second["chats"]] == ["Second chat", "Hello"]
+    assert stored["requests"][1]["messages"][0]["parts"] == [
+        {"type": "text", "text": "Second chat"}
+    ]
+    assert len(stored["requests"][1]["messages"]) == 1
+
+
+def test_switching_back_and_continuing_a_restored_chat(stored: dict[str, Any]) -> None:
+    switched, continued = stored["switched"], stored["continued"]
+    assert switched["messages"] == stored["reloaded"]["messages"]
+    first_id = stored["requests"][0]["id"]
+    follow_up = stored["requests"][2]
+    # The restored history went back with the new message, under the first chat's id.
+    assert follow_up["id"] == first_id
+    assert [m["role"] for m in follow_up["messages"]] == ["user", "assistant", "user"]
+    assert follow_up["messages"][2]["parts"] == [{"type": "text", "text": "And more"}]
+    assert [m["role"] for m in continued["messages"]] == ["user", "assistant"] * 2
+    assert continued["messages"][2]["texts"] == ["And more"]
+    assert continued["messages"][3]["texts"][0].startswith('You said: "And more".')
+    assert [c["title"] for c in continued["chats"]] == ["Hello", "Second chat"]

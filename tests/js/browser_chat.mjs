@@ -1,6 +1,11 @@
 // Drives ai_chat's chat page in headless Debian Chromium through playwright-core.
 //
-//   node tests/js/browser_chat.mjs <base-url> [<chromium-path>]
+//   node tests/js/browser_chat.mjs <base-url> [<chromium-path>] [store]
+//
+// With "store", the server keeps conversations (create_chat_app(..., store=...)) and the
+// script checks them instead: it sends, reloads the page and reads the restored
+// conversation and the list, starts a new chat, switches back through the list,
+// continues the restored chat, and reloads again.
 //
 // The page at <base-url>/ must talk to an /api/chat whose adapter answers:
 //   "Hello"             the scripted default answer (reasoning, text, a tool call) with
@@ -18,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-const [base, executablePath = "/usr/bin/chromium"] = process.argv.slice(2);
+const [base, executablePath = "/usr/bin/chromium", scenario = "page"] = process.argv.slice(2);
 if (!base) {
   console.error("usage: node browser_chat.mjs <base-url> [<chromium-path>]");
   process.exit(2);
@@ -45,7 +50,7 @@ const context = await chromium.launchPersistentContext(profile, {
 });
 
 try {
-  const result = await drive(context);
+  const result = scenario === "store" ? await driveStore(context) : await drive(context);
   process.stdout.write(JSON.stringify(result) + "\n");
 } catch (error) {
   console.error(error && error.stack ? error.stack : String(error));
@@ -198,4 +203,84 @@ async function send(page, text, expected = "ready") {
   const last = answers.nth(before);
   const texts = last.locator(".text");
   return { status, text: (await texts.count()) ? await texts.first().textContent() : null };
+}
+
+// What the page shows: each message's role and texts, the tool parts, the list of chats.
+async function shown(page) {
+  return await page.evaluate(() => ({
+    hash: location.hash,
+    status: document.body.dataset.status,
+    listHidden: document.getElementById("chats").hidden,
+    messages: Array.from(document.querySelectorAll("#log .message"), (node) => ({
+      role: node.dataset.role,
+      texts: Array.from(node.querySelectorAll(".text"), (text) => text.textContent),
+      reasoning: Array.from(node.querySelectorAll(".reasoning-text"), (r) => r.textContent),
+      tools: Array.from(node.querySelectorAll(".tool"), (tool) => ({
+        name: tool.querySelector(".tool-name").textContent,
+        state: tool.dataset.state,
+        input: tool.querySelector(".tool-input").textContent,
+        output: tool.querySelector(".tool-output").textContent,
+      })),
+    })),
+    chats: Array.from(document.querySelectorAll("#chat-links a"), (link) => ({
+      title: link.textContent,
+      href: link.getAttribute("href"),
+      current: link.getAttribute("aria-current"),
+    })),
+  }));
+}
+
+async function settled(page, messages) {
+  await page.waitForFunction(
+    (count) =>
+      document.querySelectorAll("#log .message").length === count &&
+      document.body.dataset.status === "ready",
+    messages,
+  );
+}
+
+async function driveStore(context) {
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(TIMEOUT);
+  const problems = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  const requests = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST") requests.push(JSON.parse(request.postData()));
+  });
+
+  await page.goto(base + "/");
+  await page.waitForSelector("body[data-status=ready]");
+  const empty = await shown(page);
+
+  // 1. A first chat, then a reload: the conversation comes back from the server.
+  await send(page, "Hello");
+  await page.waitForFunction(() => document.querySelectorAll("#chat-links a").length === 1);
+  const sent = await shown(page);
+  await page.reload();
+  await settled(page, 2);
+  const reloaded = await shown(page);
+
+  // 2. A new chat: an empty log, a new id; the list then holds both chats.
+  await page.click("#new-chat");
+  await settled(page, 0);
+  const fresh = await shown(page);
+  await send(page, "Second chat");
+  await page.waitForFunction(() => document.querySelectorAll("#chat-links a").length === 2);
+  const second = await shown(page);
+
+  // 3. Back to the first chat through the list, and a follow-up question in it.
+  await page.click("#chat-links a >> text=Hello");
+  await page.waitForFunction((hash) => location.hash === hash, sent.hash);
+  await settled(page, 2);
+  const switched = await shown(page);
+  await send(page, "And more");
+  await page.reload();
+  await settled(page, 4);
+  const continued = await shown(page);
+
+  return { empty, sent, reloaded, fresh, second, switched, continued, requests, problems };
 }

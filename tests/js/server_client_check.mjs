@@ -16,6 +16,7 @@ import {
   DefaultChatTransport,
   parseJsonEventStream,
   readUIMessageStream,
+  safeValidateUIMessages,
   uiMessageChunkSchema,
 } from "ai";
 
@@ -54,11 +55,11 @@ class Chat extends AbstractChat {
   }
 }
 
-function newChat(path, messages = []) {
+function newChat(path, messages = [], id = "chat-1") {
   const finishes = [];
   const errors = [];
   const chat = new Chat({
-    id: "chat-1",
+    id,
     messages,
     transport: new DefaultChatTransport({ api: base + path }),
     onFinish: ({ isAbort, isDisconnect, isError, finishReason }) =>
@@ -173,6 +174,26 @@ results.failing = await raw("/failing", hello);
   ]);
   await run.chat.sendMessage({ text: "Hello" });
   results.badRequest = outcome(run);
+}
+
+// A server that keeps conversations: a chat, then its restored messages (GET) validated
+// with the SDK's own schema and used as the history of a new Chat that continues it.
+{
+  const run = newChat("/stored/api/chat", [], "stored-1");
+  await run.chat.sendMessage({ text: "Hello" });
+  results.storedChat = outcome(run);
+  const listed = await (await fetch(base + "/stored/api/chats")).json();
+  const restored = await (await fetch(base + "/stored/api/chats/stored-1")).json();
+  const validation = await safeValidateUIMessages({ messages: restored.messages });
+  const again = newChat("/stored/api/chat", restored.messages, "stored-1");
+  await again.chat.sendMessage({ text: "Again" });
+  results.restored = {
+    listed,
+    messages: restored.messages,
+    valid: validation.success,
+    validationError: validation.success ? null : String(validation.error),
+    continued: outcome(again),
+  };
 }
 
 process.stdout.write(JSON.stringify(results));

@@ -469,3 +469,18 @@ def test_configuration_is_checked_once_at_creation() -> None:
         create_chat_app(adapter, tools=[{"name": ""}])
     with pytest.raises(ValidationError, match=r"\$\.parameters\.temperature"):
         create_chat_app(adapter, parameters={"temperature": "hot"})
+
+
+@pytest.mark.parametrize("declared", ["\u00b2", "1" * 5000, "-1", " 12", "0x10"])
+async def test_a_content_length_that_is_not_a_plain_number_is_a_400(declared: str) -> None:
+    # uvicorn refuses these itself; other ASGI servers may pass them on to the app.
+    result = await call_asgi(
+        create_chat_app(ScriptedAdapter()),
+        json.dumps(HELLO).encode(),
+        headers=(("content-type", "application/json"), ("content-length", declared)),
+    )
+    assert result.status == 400
+    assert json.loads(result.body)["error"] == {
+        "type": "invalid_request",
+        "message": "the content-length header is not a number",
+    }

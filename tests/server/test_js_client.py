@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from ai_chat import AbortSignal, ChatRequest
 from ai_chat.adapters import ScriptedAdapter
-from ai_chat.server import MASKED_ERROR, chat_endpoint
+from ai_chat.server import MASKED_ERROR, chat_endpoint, create_chat_app
+from ai_chat.store import MemoryConversationStore
 
 from .harness import running
 from .scripts import EVERY_CHUNK, EVERY_EVENT, USAGE
@@ -72,6 +73,12 @@ def sdk_results() -> dict[str, Any]:
             Route("/default", chat_endpoint(ScriptedAdapter()), methods=["POST"]),
             Route("/failing", chat_endpoint(Failing()), methods=["POST"]),
             Route("/continue", chat_endpoint(Continues()), methods=["POST"]),
+            Mount(
+                "/stored",
+                create_chat_app(
+                    ScriptedAdapter(EVERY_EVENT), store=MemoryConversationStore(), page=False
+                ),
+            ),
         ]
     )
     with running(app) as url:
@@ -223,3 +230,28 @@ def test_a_bad_request_reaches_the_sdk_as_the_json_error(sdk_results: dict[str, 
     error = json.loads(chat["error"])["error"]
     assert error["type"] == "invalid_request"
     assert error["path"] == "$.messages[0].parts[0].type"
+
+
+def test_restored_messages_are_valid_ui_messages_the_sdk_continues(
+    sdk_results: dict[str, Any],
+) -> None:
+    first = sdk_results["storedChat"]
+    assert first["status"] == "ready", first
+    restored = sdk_results["restored"]
+    assert restored["valid"] is True, restored["validationError"]
+    [summary] = restored["listed"]["chats"]
+    assert summary["id"] == "stored-1" and summary["title"] == "Hello"
+    # The same messages the SDK held, by id and text (sources are citations, not kept).
+    sdk_messages = first["messages"]
+    assert [m["id"] for m in restored["messages"]] == [m["id"] for m in sdk_messages]
+
+    def texts(message: dict[str, Any]) -> list[str]:
+        return [p["text"] for p in message["parts"] if p["type"] in ("text", "reasoning")]
+
+    assert [texts(m) for m in restored["messages"]] == [texts(m) for m in sdk_messages]
+    assert restored["messages"][1]["metadata"] == sdk_messages[1]["metadata"]
+    # A Chat started from them sends them back and continues the conversation.
+    continued = restored["continued"]
+    assert continued["status"] == "ready", continued
+    assert [m["role"] for m in continued["messages"]] == ["user", "assistant"] * 2
+    assert continued["messages"][2]["parts"] == [{"type": "text", "text": "Again"}]

@@ -223,6 +223,21 @@ def test_regenerate_and_continuation() -> None:
             '"running"',
         ),
         (
+            [USER, {"id": "a", "role": "assistant", "parts": [{**tool("x"), "state": ["x"]}]}],
+            "$.messages[1].parts[0].state",
+            "expected a tool part state, got an array",
+        ),
+        ([USER, USER], "$.messages[1].id", "also message 0's id"),
+        (
+            [
+                USER,
+                {"id": "a", "role": "assistant", "parts": [tool("output-available", output=1)]},
+                {"id": "a:tool", "role": "user", "parts": [{"type": "text", "text": "Hi"}]},
+            ],
+            "$.messages",
+            'the message id "a:tool" is taken twice',
+        ),
+        (
             [
                 USER,
                 {
