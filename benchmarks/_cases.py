@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from ai_chat import create_chat_stream
 from ai_chat.adapters.anthropic import AnthropicChatAdapter
 from ai_chat.adapters.openai import OpenAIChatAdapter
 
-__all__ = ["CASES", "Case", "Path", "count_adapter_events", "count_httpx_lines"]
+__all__ = ["CASES", "Case", "Path", "count_adapter_events", "count_httpx_lines", "count_items"]
 
 Path = Callable[[str], Awaitable[int]]
 
@@ -53,13 +53,21 @@ def sse(data: object, event: str | None = None) -> bytes:
     return f"{head}data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
+async def count_items(items: AsyncIterable[object]) -> int:
+    """How many items an async iterable yields (an SDK's stream, say)."""
+    count = 0
+    async for _ in items:
+        count += 1
+    return count
+
+
 async def count_httpx_lines(
-    url: str, body: Mapping[str, object], headers: Mapping[str, str]
+    url: str, body: Mapping[str, object], headers: Mapping[str, str] | None = None
 ) -> int:
     """Plain httpx: POST, read the SSE lines, parse each data line's JSON."""
     async with (
         httpx.AsyncClient() as client,
-        client.stream("POST", url, json=body, headers=dict(headers)) as response,
+        client.stream("POST", url, json=body, headers=dict(headers or {})) as response,
     ):
         count = 0
         async for line in response.aiter_lines():
@@ -120,11 +128,8 @@ async def openai_sdk(base_url: str) -> int:
             stream=True,
             stream_options={"include_usage": True},
         )
-        count = 0
         async with stream:
-            async for _ in stream:
-                count += 1
-        return count
+            return await count_items(stream)
 
 
 async def openai_httpx(base_url: str) -> int:
@@ -211,11 +216,8 @@ async def anthropic_sdk(base_url: str) -> int:
             messages=[{"role": "user", "content": "Hello"}],
             stream=True,
         )
-        count = 0
         async with stream:
-            async for _ in stream:
-                count += 1
-        return count
+            return await count_items(stream)
 
 
 async def anthropic_httpx(base_url: str) -> int:
@@ -250,11 +252,9 @@ def optional(module: str) -> Any:
 
 
 def _litellm(provider: str) -> Path | None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
-    litellm = optional("litellm")
+    litellm = optional_litellm()
     if litellm is None:
         return None
-    litellm.telemetry = False
 
     async def path(base_url: str) -> int:
         response: Any = await litellm.acompletion(
@@ -265,10 +265,7 @@ def _litellm(provider: str) -> Path | None:
             stream=True,
             max_tokens=1024,
         )
-        count = 0
-        async for _ in response:
-            count += 1
-        return count
+        return await count_items(response)
 
     return path
 
@@ -287,13 +284,25 @@ def _pydantic_ai(provider: str) -> Path | None:
         provider_object = providers.AnthropicProvider(base_url=base_url, api_key="bench")
         return models.AnthropicModel("bench", provider=provider_object)
 
+    return pydantic_ai_path(pydantic_ai, model)
+
+
+def optional_litellm() -> Any:
+    """LiteLLM, set up to stay off the network, or None when it is not installed."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+    litellm = optional("litellm")
+    if litellm is not None:
+        litellm.telemetry = False
+    return litellm
+
+
+def pydantic_ai_path(pydantic_ai: Any, model: Callable[[str], Any]) -> Path:
+    """A pydantic-ai agent on ``model(base_url)``, counting the streamed text deltas."""
+
     async def path(base_url: str) -> int:
         agent: Any = pydantic_ai.Agent(model(base_url))
-        count = 0
         async with agent.run_stream("Hello") as result:
-            async for _ in result.stream_text(delta=True, debounce_by=None):
-                count += 1
-        return count
+            return await count_items(result.stream_text(delta=True, debounce_by=None))
 
     return path
 

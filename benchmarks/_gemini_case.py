@@ -9,21 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import httpx2
 from google import genai
 from google.genai import types as genai_types
 
-from ai_chat import create_chat_stream
 from ai_chat.adapters.gemini import GeminiChatAdapter
-from benchmarks._cases import Case
+from benchmarks._cases import Case, count_adapter_events, count_httpx_lines, count_items
 
 ROOT = Path(__file__).resolve().parent.parent
 
 MODEL = "bench"
-CHAT_REQUEST = {
-    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}]
-}
 SDK_NAME = "google-genai SDK iteration (httpx2)"
 AIOHTTP_NAME = "google-genai SDK iteration (aiohttp)"
 HTTPX_NAME = "plain httpx line reading"
@@ -35,14 +30,11 @@ def _options(base_url: str, http: httpx2.AsyncClient | None = None) -> genai_typ
 
 
 async def _sdk_iteration(client: genai.Client) -> int:
-    count = 0
     models = client.aio.models
     stream = await models.generate_content_stream(  # pyright: ignore[reportUnknownMemberType]
         model=MODEL, contents="Hello"
     )
-    async for _ in stream:
-        count += 1
-    return count
+    return await count_items(stream)
 
 
 async def via_sdk(base_url: str) -> int:
@@ -65,34 +57,22 @@ async def via_sdk_aiohttp(base_url: str) -> int:
 
 
 async def via_httpx_lines(base_url: str) -> int:
-    async with (
-        httpx.AsyncClient() as client,
-        client.stream(
-            "POST",
-            f"{base_url}/v1beta/models/{MODEL}:streamGenerateContent?alt=sse",
-            json={"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]},
-            headers={"x-goog-api-key": "bench"},
-        ) as response,
-    ):
-        count = 0
-        async for line in response.aiter_lines():
-            if line.startswith("data: "):
-                json.loads(line[6:])
-                count += 1
-        return count
+    # Gemini sends no [DONE] line: every data line counts.
+    return await count_httpx_lines(
+        f"{base_url}/v1beta/models/{MODEL}:streamGenerateContent?alt=sse",
+        {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]},
+        {"x-goog-api-key": "bench"},
+    )
 
 
 async def via_adapter(base_url: str) -> int:
-    async with GeminiChatAdapter(
-        model=MODEL, api_key="bench", http_options={"base_url": base_url, "api_version": "v1beta"}
-    ) as adapter:
-        count = 0
-        async with create_chat_stream(
-            adapter, CHAT_REQUEST, max_response_chars=10_000_000
-        ) as stream:
-            async for _ in stream:
-                count += 1
-        return count
+    return await count_adapter_events(
+        GeminiChatAdapter(
+            model=MODEL,
+            api_key="bench",
+            http_options={"base_url": base_url, "api_version": "v1beta"},
+        )
+    )
 
 
 def gemini_body(chunks: int) -> bytes:

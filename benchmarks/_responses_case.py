@@ -14,14 +14,22 @@ module takes from it first). Run it alone with
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ai_chat.adapters.openai import OpenAIChatAdapter
-from benchmarks._cases import Case, count_adapter_events, count_httpx_lines, optional, sse
+from benchmarks._cases import (
+    Case,
+    count_adapter_events,
+    count_httpx_lines,
+    count_items,
+    optional,
+    optional_litellm,
+    pydantic_ai_path,
+    sse,
+)
 from benchmarks._cases import Path as ClientPath
 
 __all__ = ["RESPONSES_CASE"]
@@ -96,11 +104,8 @@ async def responses_sdk(base_url: str) -> int:
         stream = await client.responses.create(
             model="bench", input=[{"role": "user", "content": "Hello"}], stream=True
         )
-        count = 0
         async with stream:
-            async for _ in stream:
-                count += 1
-        return count
+            return await count_items(stream)
 
 
 async def responses_httpx(base_url: str) -> int:
@@ -120,8 +125,7 @@ async def responses_adapter(base_url: str) -> int:
 
 
 def _litellm() -> ClientPath | None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
-    litellm = optional("litellm")
+    litellm = optional_litellm()
     if litellm is None:
         return None
 
@@ -133,10 +137,7 @@ def _litellm() -> ClientPath | None:
             api_base=base_url,
             api_key="bench",
         )
-        count = 0
-        async for _ in response:
-            count += 1
-        return count
+        return await count_items(response)
 
     return path
 
@@ -148,16 +149,11 @@ def _pydantic_ai() -> ClientPath | None:
     models = importlib.import_module("pydantic_ai.models.openai")
     providers = importlib.import_module("pydantic_ai.providers.openai")
 
-    async def path(base_url: str) -> int:
+    def model(base_url: str) -> Any:
         provider = providers.OpenAIProvider(base_url=base_url, api_key="bench")
-        agent: Any = pydantic_ai.Agent(models.OpenAIResponsesModel("bench", provider=provider))
-        count = 0
-        async with agent.run_stream("Hello") as result:
-            async for _ in result.stream_text(delta=True, debounce_by=None):
-                count += 1
-        return count
+        return models.OpenAIResponsesModel("bench", provider=provider)
 
-    return path
+    return pydantic_ai_path(pydantic_ai, model)
 
 
 RESPONSES_CASE = Case(

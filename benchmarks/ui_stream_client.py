@@ -25,7 +25,6 @@ with the ratio the issue sets as the target: at most 2x plain httpx.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,9 @@ import httpx
 
 from ai_chat import AbortSignal, create_chat_stream
 from ai_chat.adapters.ui_stream import UIMessageStreamAdapter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._cases import count_adapter_events, count_httpx_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,16 +86,7 @@ REQUEST_BODY = {
 
 
 async def via_httpx_lines(url: str) -> int:
-    async with (
-        httpx.AsyncClient() as client,
-        client.stream("POST", url, json=REQUEST_BODY) as response,
-    ):
-        count = 0
-        async for line in response.aiter_lines():
-            if line.startswith("data: ") and line != "data: [DONE]":
-                json.loads(line[6:])
-                count += 1
-        return count
+    return await count_httpx_lines(url, REQUEST_BODY)
 
 
 async def via_bytes(url: str) -> int:
@@ -119,14 +112,7 @@ async def via_adapter_alone(url: str) -> int:
 
 
 async def via_adapter(url: str) -> int:
-    async with UIMessageStreamAdapter(url, chat_id="bench") as adapter:
-        count = 0
-        async with create_chat_stream(
-            adapter, CHAT_REQUEST, max_response_chars=10_000_000
-        ) as stream:
-            async for _ in stream:
-                count += 1
-        return count
+    return await count_adapter_events(UIMessageStreamAdapter(url, chat_id="bench"))
 
 
 def cpu(path: Callable[[str], Awaitable[int]], url: str, backend: str, events: int) -> float:

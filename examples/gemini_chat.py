@@ -18,14 +18,13 @@ retry-after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
 import anyio
+from _chat import add_request_arguments, chat_request, print_answer
 
-from ai_chat import AIChatError, ProviderError, create_chat_stream
 from ai_chat.adapters.gemini import GeminiChatAdapter
 
 
@@ -42,21 +41,7 @@ async def main(arguments: argparse.Namespace) -> int:
     if api_key is not None:
         settings["api_key"] = api_key
 
-    messages: list[dict[str, object]] = []
-    if arguments.system:
-        messages.append(
-            {
-                "id": "system",
-                "role": "system",
-                "parts": [{"type": "text", "text": arguments.system}],
-            }
-        )
-    messages.append(
-        {"id": "user", "role": "user", "parts": [{"type": "text", "text": arguments.prompt}]}
-    )
     parameters: dict[str, object] = {}
-    if arguments.max_tokens is not None:
-        parameters["maxOutputTokens"] = arguments.max_tokens
     thinking: dict[str, object] = {}
     if arguments.thoughts:
         thinking["includeThoughts"] = True
@@ -66,36 +51,11 @@ async def main(arguments: argparse.Namespace) -> int:
         parameters["providerOptions"] = {"gemini": {"thinkingConfig": thinking}}
 
     async with GeminiChatAdapter(model=arguments.model, **settings) as adapter:
-        request = {"messages": messages, "parameters": parameters}
-        try:
-            async with create_chat_stream(adapter, request) as stream:
-                async for event in stream:
-                    match event:
-                        case {"type": "reasoning-start"}:
-                            print("[", end="", flush=True)
-                        case {"type": "reasoning-end"}:
-                            print("]\n", flush=True)
-                        case {"type": "text-delta" | "reasoning-delta", "delta": str(delta)}:
-                            print(delta, end="", flush=True)
-                        case {"type": "tool-input-available", "toolName": name, "input": data}:
-                            print(f"\n[tool call {name} {json.dumps(data)}]")
-                        case {"type": "finish", "finishReason": reason}:
-                            usage = event.get("usage", {})
-                            print(f"\n[finish: {reason} · usage: {json.dumps(usage)}]")
-                        case _:
-                            pass
-        except ProviderError as error:
-            print(f"\nprovider error: {error}", file=sys.stderr)
-            return 1
-        except AIChatError as error:
-            print(f"\nerror: {error}", file=sys.stderr)
-            return 1
-    return 0
+        return await print_answer(adapter, chat_request(arguments, parameters))
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Stream an answer from the Gemini API.")
-    parser.add_argument("prompt", help="what to ask")
     parser.add_argument(
         "--model", default="gemini-2.5-flash", help="the model (default gemini-2.5-flash)"
     )
@@ -103,11 +63,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--api-key", help="the API key (default: GEMINI_API_KEY, then GOOGLE_API_KEY)"
     )
-    parser.add_argument("--system", help="a system message to send first")
-    parser.add_argument("--max-tokens", type=int, help="the most tokens to generate")
     parser.add_argument("--thoughts", action="store_true", help="stream thought summaries")
     parser.add_argument("--thinking-budget", type=int, help="the thinking budget, in tokens")
-    parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
+    add_request_arguments(parser)
     return parser.parse_args(argv)
 
 

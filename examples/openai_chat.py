@@ -16,14 +16,13 @@ Provider failures are printed with their status, request id and retry-after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
 import anyio
+from _chat import add_request_arguments, chat_request, print_answer
 
-from ai_chat import AIChatError, ProviderError, create_chat_stream
 from ai_chat.adapters.openai import OpenAIChatAdapter
 
 
@@ -37,63 +36,22 @@ async def main(arguments: argparse.Namespace) -> int:
     if api_key is not None:
         settings["api_key"] = api_key
 
-    messages: list[dict[str, object]] = []
-    if arguments.system:
-        messages.append(
-            {
-                "id": "system",
-                "role": "system",
-                "parts": [{"type": "text", "text": arguments.system}],
-            }
-        )
-    messages.append(
-        {"id": "user", "role": "user", "parts": [{"type": "text", "text": arguments.prompt}]}
-    )
     parameters: dict[str, object] = {}
-    if arguments.max_tokens is not None:
-        parameters["maxOutputTokens"] = arguments.max_tokens
 
     async with OpenAIChatAdapter(model=arguments.model, **settings) as adapter:
-        request = {"messages": messages, "parameters": parameters}
-        try:
-            async with create_chat_stream(adapter, request) as stream:
-                async for event in stream:
-                    match event:
-                        case {"type": "reasoning-start"}:
-                            print("[", end="", flush=True)
-                        case {"type": "reasoning-end"}:
-                            print("]\n", flush=True)
-                        case {"type": "text-delta" | "reasoning-delta", "delta": str(delta)}:
-                            print(delta, end="", flush=True)
-                        case {"type": "tool-input-available", "toolName": name, "input": data}:
-                            print(f"\n[tool call {name} {json.dumps(data)}]")
-                        case {"type": "finish", "finishReason": reason}:
-                            usage = event.get("usage", {})
-                            print(f"\n[finish: {reason} · usage: {json.dumps(usage)}]")
-                        case _:
-                            pass
-        except ProviderError as error:
-            print(f"\nprovider error: {error}", file=sys.stderr)
-            return 1
-        except AIChatError as error:
-            print(f"\nerror: {error}", file=sys.stderr)
-            return 1
-    return 0
+        return await print_answer(adapter, chat_request(arguments, parameters))
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Stream an answer from an OpenAI(-compatible) API."
     )
-    parser.add_argument("prompt", help="what to ask")
     parser.add_argument("--model", default="gpt-4.1-mini", help="the model (default gpt-4.1-mini)")
     parser.add_argument(
         "--base-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
     )
     parser.add_argument("--api-key", help="the API key (default: OPENAI_API_KEY)")
-    parser.add_argument("--system", help="a system message to send first")
-    parser.add_argument("--max-tokens", type=int, help="the most tokens to generate")
-    parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
+    add_request_arguments(parser)
     return parser.parse_args(argv)
 
 

@@ -30,13 +30,19 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from .._errors import LimitExceededError, ProviderError, TruncatedStreamError, ValidationError
-from ..limits import freeze_json
+from .._errors import TruncatedStreamError
 from ._anthropic_errors import stream_error
+from ._stream_mapping import (
+    Event,
+    StreamMapper,
+    begin_events,
+    count,
+    finish_events,
+    malformed_line,
+    tool_input,
+)
 
 __all__ = ["MessagesEventMapper"]
-
-Event = dict[str, Any]
 
 _FINISH_REASONS: Final = {
     "end_turn": "stop",
@@ -55,10 +61,6 @@ _USAGE_FIELDS: Final = (
 )
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
 class _Block:
     __slots__ = ("id", "kind", "name", "parts")
 
@@ -69,7 +71,7 @@ class _Block:
         self.parts: list[str] = []  # tool input fragments, or the thinking signature
 
 
-class MessagesEventMapper:
+class MessagesEventMapper(StreamMapper):
     """Turns the SSE events of one streamed message into ai_chat events.
 
     Feed each event's name and data to :meth:`feed`, which appends the events it
@@ -83,12 +85,10 @@ class MessagesEventMapper:
     arrived.
     """
 
-    __slots__ = ("_blocks", "_started", "_stop_reason", "_usage", "done", "provider", "request_id")
+    __slots__ = ("_blocks", "_started", "_stop_reason", "_usage")
 
     def __init__(self, provider: str = "anthropic") -> None:
-        self.provider = provider
-        self.request_id: str | None = None
-        self.done = False
+        super().__init__(provider)
         self._started = False
         self._blocks: dict[int, _Block] = {}
         self._stop_reason: str | None = None
@@ -103,8 +103,7 @@ class MessagesEventMapper:
         try:
             event = json.loads(data)
         except ValueError as exc:
-            shown = data if len(data) <= 120 else data[:120] + "..."
-            raise self._error(f"a malformed data line in the stream ({exc}): {shown!r}") from exc
+            raise self._error(malformed_line(data, exc)) from exc
         if type(event) is not dict:
             raise self._error(f"expected an event object in the stream, got {data[:120]!r}")
         if name == "message":
@@ -265,40 +264,13 @@ class MessagesEventMapper:
             self._tool_input(part, out)
 
     def _tool_input(self, part: _Block, out: list[Event]) -> None:
-        text = "".join(part.parts)
-        try:
-            # Empty input: a tool without parameters (Anthropic sends no fragment at all).
-            value = json.loads(text, parse_constant=_reject_constant) if text.strip() else {}
-            value = freeze_json(value)
-        except (ValueError, LimitExceededError) as exc:
-            reason = exc.reason if isinstance(exc, ValidationError) else str(exc)
-            out.append(
-                {
-                    "type": "tool-input-error",
-                    "toolCallId": part.id,
-                    "toolName": part.name,
-                    "input": text,
-                    "errorText": f"the tool input is not valid JSON: {reason}",
-                }
-            )
-        else:
-            out.append(
-                {
-                    "type": "tool-input-available",
-                    "toolCallId": part.id,
-                    "toolName": part.name,
-                    "input": value,
-                }
-            )
+        # Empty input: a tool without parameters (Anthropic sends no fragment at all).
+        out.append(tool_input(part.id, part.name, "".join(part.parts)))
 
     def _begin(self, out: list[Event], message_id: str | None) -> None:
         if not self._started:
             self._started = True
-            start: Event = {"type": "start"}
-            if message_id is not None:
-                start["messageId"] = message_id
-            out.append(start)
-            out.append({"type": "start-step"})
+            begin_events(out, message_id)
 
     # --- the end ----------------------------------------------------------------------
 
@@ -315,21 +287,14 @@ class MessagesEventMapper:
                 request_id=self.request_id,
             )
         reason = self._stop_reason
-        finish: Event = {
-            "type": "finish",
-            "finishReason": _FINISH_REASONS.get(reason, "other") if reason else "other",
-        }
-        usage = self._mapped_usage()
-        if usage:
-            finish["usage"] = usage
-        out.append({"type": "finish-step"})
-        out.append(finish)
+        finish_reason = _FINISH_REASONS.get(reason, "other") if reason else "other"
+        finish_events(out, finish_reason, self._mapped_usage())
 
     def _mapped_usage(self) -> dict[str, int]:
         usage = self._usage
         counts: dict[str, int] = {}
         for field in _USAGE_FIELDS:
-            _count(counts, field, usage.get(field))
+            count(counts, field, usage.get(field))
         mapped: dict[str, int] = {}
         if "input_tokens" in counts:
             # Anthropic counts cache reads and writes apart from input_tokens; ai_chat's
@@ -347,13 +312,3 @@ class MessagesEventMapper:
         if "cache_read_input_tokens" in counts:
             mapped["cachedInputTokens"] = counts["cache_read_input_tokens"]
         return mapped
-
-    # --- errors -----------------------------------------------------------------------
-
-    def _error(self, detail: str) -> ProviderError:
-        return ProviderError(self.provider, detail, request_id=self.request_id)
-
-
-def _count(mapped: dict[str, int], name: str, value: object) -> None:
-    if type(value) is int and value >= 0:
-        mapped[name] = value

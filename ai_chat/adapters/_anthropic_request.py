@@ -24,20 +24,29 @@ The mapping:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias, cast
 
 from .._errors import ValidationError
-from .._types import ChatRequest, Message, ToolDefinition
+from .._types import ChatRequest, Message
 from ..limits import FrozenDict
 from ..limits._walk import format_path
+from ._mapping import (
+    Body,
+    Parameters,
+    base64_payload,
+    late_system_message,
+    output_text,
+    provider_metadata,
+    provider_options,
+    refuse_reserved,
+    tool_definition,
+    unsendable,
+)
 
 __all__ = ["DEFAULT_MAX_TOKENS", "ReasoningParts", "messages_body"]
 
 ReasoningParts: TypeAlias = Literal["error", "omit"]
-
-Body: TypeAlias = dict[str, Any]
 
 DEFAULT_MAX_TOKENS: Final = 4096
 """``max_tokens`` when neither the request nor the adapter's defaults set ``maxOutputTokens``."""
@@ -50,8 +59,6 @@ _FIELDS: Final = {
     "maxOutputTokens": "max_tokens",
     "stopSequences": "stop_sequences",
 }
-_HANDLED: Final = frozenset({"model", "toolChoice", "providerOptions"})
-_KNOWN: Final = ", ".join(sorted([*_FIELDS, *_HANDLED]))
 _NOT_AT_ANTHROPIC: Final = {
     "seed": "Anthropic's Messages API has no seed; remove it",
     "presencePenalty": "Anthropic's Messages API has no presence penalty; remove it",
@@ -71,6 +78,8 @@ _RESERVED: Final = {
 
 _IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _OPTIONS_PATH = "$.parameters.providerOptions.anthropic"
+_API: Final = "Anthropic Messages"
+_PARAMETERS: Final = Parameters(_FIELDS, _NOT_AT_ANTHROPIC, _API, "anthropic")
 
 
 def messages_body(
@@ -96,34 +105,16 @@ def messages_body(
         body["system"] = system
     tools = request["tools"]
     if tools:
-        body["tools"] = [_tool(tool) for tool in tools]
-    for name, value in parameters.items():
-        field = _FIELDS.get(name)
-        if field is not None:
-            body[field] = value
-        elif name == "toolChoice":
-            # Without tools, "auto" and "none" mean what no tool_choice means.
-            if tools or value not in ("auto", "none"):
-                body["tool_choice"] = _tool_choice(value)
-        elif name in _NOT_AT_ANTHROPIC:
-            raise ValidationError(format_path([name], "$.parameters"), _NOT_AT_ANTHROPIC[name])
-        elif name not in _HANDLED:
-            raise ValidationError(
-                format_path([name], "$.parameters"),
-                f"unknown parameter for Anthropic Messages (known: {_KNOWN}); put "
-                "provider-specific fields in providerOptions.anthropic",
-            )
+        body["tools"] = [tool_definition(tool, "input_schema") for tool in tools]
+
+    def tool_choice(value: object) -> None:
+        body["tool_choice"] = _tool_choice(value)
+
+    _PARAMETERS.map(parameters, body, tools=bool(tools), tool_choice=tool_choice)
     body["stream"] = True
-    options = parameters.get("providerOptions")
-    if isinstance(options, Mapping):
-        extra = cast("Mapping[str, object]", options).get("anthropic")
-        if isinstance(extra, Mapping):
-            for name, value in cast("Mapping[str, object]", extra).items():
-                if name in _RESERVED:
-                    raise ValidationError(
-                        format_path([name], _OPTIONS_PATH), f"not allowed here: {_RESERVED[name]}"
-                    )
-                body[name] = value
+    for name, value in provider_options(parameters, "anthropic").items():
+        refuse_reserved(name, _RESERVED, format_path([name], _OPTIONS_PATH))
+        body[name] = value
     return body
 
 
@@ -139,12 +130,7 @@ def _conversation(
         root = format_path([index, "parts"], "$.messages")
         if role == "system":
             if turns:
-                raise ValidationError(
-                    format_path([index, "role"], "$.messages"),
-                    "Anthropic takes system instructions only before the conversation; "
-                    "move this system message to the start of messages (or make it a user "
-                    "message)",
-                )
+                raise late_system_message(index, "Anthropic")
             system.extend({"type": "text", "text": part["text"]} for part in parts)
             continue
         if role == "tool":
@@ -174,7 +160,7 @@ def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> list[Body]
         elif kind == "file":
             content.append(_file(part, format_path([position], root)))
         else:
-            raise ValidationError(format_path([position], root), _unsendable(kind, "user"))
+            raise ValidationError(format_path([position], root), unsendable(kind, "user", _API))
     return content
 
 
@@ -208,12 +194,12 @@ def _assistant_content(
                 }
             )
         else:
-            raise ValidationError(path, _unsendable(kind, "assistant"))
+            raise ValidationError(path, unsendable(kind, "assistant", _API))
     return content
 
 
 def _thinking(part: Mapping[str, Any], path: str, reasoning_parts: ReasoningParts) -> Body | None:
-    metadata = _anthropic_metadata(part)
+    metadata = provider_metadata(part, "anthropic")
     redacted = metadata.get("redactedData")
     if redacted is not None:
         if not isinstance(redacted, str):
@@ -241,21 +227,11 @@ def _thinking(part: Mapping[str, Any], path: str, reasoning_parts: ReasoningPart
     )
 
 
-def _anthropic_metadata(part: Mapping[str, Any]) -> Mapping[str, object]:
-    metadata = part.get("providerMetadata")
-    if isinstance(metadata, Mapping):
-        anthropic = cast("Mapping[str, object]", metadata).get("anthropic")
-        if isinstance(anthropic, Mapping):
-            return cast("Mapping[str, object]", anthropic)
-    return FrozenDict()
-
-
 def _tool_result(part: Mapping[str, Any]) -> Body:
-    output = part["output"]
     result: Body = {
         "type": "tool_result",
         "tool_use_id": part["toolCallId"],
-        "content": output if isinstance(output, str) else _json(output),
+        "content": output_text(part["output"]),
     }
     if part.get("isError"):
         result["is_error"] = True
@@ -276,12 +252,7 @@ def _file(part: Mapping[str, Any], path: str) -> Body:
             "images, and PDFs)",
         )
     if url.startswith("data:"):
-        header, comma, data = url.partition(",")
-        if not comma or not header.endswith(";base64"):
-            raise ValidationError(
-                format_path(["url"], path),
-                "Anthropic takes a data: URL only base64-encoded (data:<type>;base64,...)",
-            )
+        data = base64_payload(url, path, "Anthropic")
         source: Body = {"type": "base64", "media_type": media_type, "data": data}
     elif url.startswith(("https://", "http://")):
         source = {"type": "url", "url": url}
@@ -292,27 +263,6 @@ def _file(part: Mapping[str, Any], path: str) -> Body:
     if kind == "document" and filename:
         block["title"] = filename  # image blocks have no name field (as with OpenAI)
     return block
-
-
-def _unsendable(kind: str, role: str) -> str:
-    if kind.startswith("data-"):
-        return (
-            f'"{kind}" is application data, which the provider cannot take; convert it to '
-            "a text part or remove it before sending"
-        )
-    return f"Anthropic Messages cannot take {kind} parts in {role} messages"
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _tool(tool: ToolDefinition) -> Body:
-    definition: Body = {"name": tool["name"]}
-    if "description" in tool:
-        definition["description"] = tool["description"]
-    definition["input_schema"] = tool["inputSchema"]
-    return definition
 
 
 def _tool_choice(choice: object) -> Body:

@@ -33,14 +33,24 @@ import json
 import secrets
 from typing import Any, Final
 
-from .._errors import LimitExceededError, ProviderError, TruncatedStreamError, ValidationError
+from .._errors import LimitExceededError, TruncatedStreamError, ValidationError
 from ..limits import freeze_json
 from ._gemini_errors import stream_error
 from ._gemini_request import GENERATED_ID_PREFIX, PROVIDER
+from ._mapping import compact_json
+from ._stream_mapping import (
+    Event,
+    StreamMapper,
+    begin_events,
+    count,
+    finish_events,
+    malformed_line,
+    tool_input_available,
+    tool_input_error,
+)
 
 __all__ = ["GenerateContentMapper"]
 
-Event = dict[str, Any]
 
 _FINISH_REASONS: Final = {
     "STOP": "stop",
@@ -64,7 +74,7 @@ _FINISH_REASONS: Final = {
 _QUIET_FIELDS: Final = frozenset({"thoughtSignature", "thought", "partMetadata", "videoMetadata"})
 
 
-class GenerateContentMapper:
+class GenerateContentMapper(StreamMapper):
     """Turns the SSE events of one ``streamGenerateContent`` answer into ai_chat events.
 
     Feed each event's data to :meth:`feed`, which appends the events it completes to
@@ -87,15 +97,12 @@ class GenerateContentMapper:
         "_parts",
         "_started",
         "_usage",
-        "done",
-        "provider",
-        "request_id",
     )
 
+    request_id: str | None  # the responseId, when no request id header came
+
     def __init__(self, provider: str = PROVIDER) -> None:
-        self.provider = provider
-        self.request_id: str | None = None
-        self.done = False
+        super().__init__(provider)
         self._started = False
         self._block: str | None = None  # the id of the open text or reasoning part
         self._block_kind = ""  # "text" or "reasoning"
@@ -112,8 +119,7 @@ class GenerateContentMapper:
         try:
             chunk = json.loads(data)
         except ValueError as exc:
-            shown = data if len(data) <= 120 else data[:120] + "..."
-            raise self._error(f"a malformed data line in the stream ({exc}): {shown!r}") from exc
+            raise self._error(malformed_line(data, exc)) from exc
         if type(chunk) is not dict:
             raise self._error(f"expected a response object in the stream, got {data[:120]!r}")
         if "error" in chunk:
@@ -137,14 +143,13 @@ class GenerateContentMapper:
 
     def _begin(self, chunk: dict[str, Any], out: list[Event]) -> None:
         self._started = True
-        start: Event = {"type": "start"}
         response_id = chunk.get("responseId")
         if type(response_id) is str and response_id:
-            start["messageId"] = response_id
             if self.request_id is None:
                 self.request_id = response_id
-        out.append(start)
-        out.append({"type": "start-step"})
+        else:
+            response_id = None
+        begin_events(out, response_id)
 
     def _candidate(self, candidate: dict[str, Any], out: list[Event]) -> None:
         content = candidate.get("content")
@@ -243,7 +248,7 @@ class GenerateContentMapper:
             start["providerMetadata"] = metadata
         out.append(start)
         arguments = call.get("args", {})
-        text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        text = compact_json(arguments)
         out.append({"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text})
         try:
             if type(arguments) is not dict:
@@ -251,20 +256,10 @@ class GenerateContentMapper:
             value = freeze_json(arguments)
         except (ValueError, LimitExceededError) as exc:
             reason = exc.reason if isinstance(exc, ValidationError) else str(exc)
-            event: Event = {
-                "type": "tool-input-error",
-                "toolCallId": call_id,
-                "toolName": name,
-                "input": text,
-                "errorText": f"the tool input is not a JSON object: {reason}",
-            }
+            error_text = f"the tool input is not a JSON object: {reason}"
+            event = tool_input_error(call_id, name, text, error_text)
         else:
-            event = {
-                "type": "tool-input-available",
-                "toolCallId": call_id,
-                "toolName": name,
-                "input": value,
-            }
+            event = tool_input_available(call_id, name, value)
         if metadata is not None:
             event["providerMetadata"] = metadata
         out.append(event)
@@ -303,12 +298,7 @@ class GenerateContentMapper:
             mapped = "tool-calls"
         else:
             mapped = _FINISH_REASONS.get(reason, "other")
-        finish: Event = {"type": "finish", "finishReason": mapped}
-        usage = self._mapped_usage()
-        if usage:
-            finish["usage"] = usage
-        out.append({"type": "finish-step"})
-        out.append(finish)
+        finish_events(out, mapped, self._mapped_usage())
 
     def _mapped_usage(self) -> dict[str, int]:
         usage = self._usage
@@ -323,9 +313,7 @@ class GenerateContentMapper:
             "totalTokenCount",
             "cachedContentTokenCount",
         ):
-            value = usage.get(field)
-            if type(value) is int and value >= 0:
-                counts[field] = value
+            count(counts, field, usage.get(field))
         mapped: dict[str, int] = {}
         if "promptTokenCount" in counts:
             # Tool-use prompt tokens (from server-side tools) are input too.
@@ -344,8 +332,3 @@ class GenerateContentMapper:
         if "thoughtsTokenCount" in counts:
             mapped["reasoningTokens"] = counts["thoughtsTokenCount"]
         return mapped
-
-    # --- errors -----------------------------------------------------------------------
-
-    def _error(self, detail: str) -> ProviderError:
-        return ProviderError(self.provider, detail, request_id=self.request_id)

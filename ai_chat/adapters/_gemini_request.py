@@ -33,16 +33,25 @@ The mapping:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, cast
 
 from .._errors import ValidationError
-from .._types import ChatRequest, Message, ToolDefinition
+from .._types import ChatRequest, Message
 from ..limits import FrozenDict
 from ..limits._walk import format_path
+from ._mapping import (
+    Body,
+    Parameters,
+    base64_payload,
+    late_system_message,
+    provider_metadata,
+    provider_options,
+    refuse_reserved,
+    tool_definition,
+    unsendable,
+)
 
 __all__ = ["GENERATED_ID_PREFIX", "PROVIDER", "generate_content_body"]
-
-Body: TypeAlias = dict[str, Any]
 
 PROVIDER: Final = "gemini"
 """The provider name: ``ProviderError.provider``, ``providerOptions.gemini`` and
@@ -62,8 +71,6 @@ _FIELDS: Final = {
     "presencePenalty": "presencePenalty",
     "frequencyPenalty": "frequencyPenalty",
 }
-_HANDLED: Final = frozenset({"model", "toolChoice", "providerOptions"})
-_KNOWN: Final = ", ".join(sorted([*_FIELDS, *_HANDLED]))
 
 # providerOptions.gemini fields that belong in generationConfig (the API's spelling).
 _GENERATION_FIELDS: Final = frozenset(
@@ -100,6 +107,8 @@ _RESERVED: Final = {
 _MEDIA_PREFIXES: Final = ("image/", "audio/", "video/", "text/")
 _URL_SCHEMES: Final = ("https://", "http://", "gs://")
 _OPTIONS_PATH = "$.parameters.providerOptions.gemini"
+_API: Final = "the Gemini API"
+_PARAMETERS: Final = Parameters(_FIELDS, {}, _API, PROVIDER)
 
 
 def generate_content_body(
@@ -117,27 +126,20 @@ def generate_content_body(
         body["systemInstruction"] = {"parts": system}
     tools = request["tools"]
     if tools:
-        body["tools"] = [{"functionDeclarations": [_tool(tool) for tool in tools]}]
+        body["tools"] = [
+            {
+                "functionDeclarations": [
+                    tool_definition(tool, "parametersJsonSchema") for tool in tools
+                ]
+            }
+        ]
     config: Body = {}
-    for name, value in parameters.items():
-        field = _FIELDS.get(name)
-        if field is not None:
-            config[field] = value
-        elif name == "toolChoice":
-            # Without tools, "auto" and "none" mean what no toolConfig means.
-            if tools or value not in ("auto", "none"):
-                body["toolConfig"] = {"functionCallingConfig": _tool_choice(value)}
-        elif name not in _HANDLED:
-            raise ValidationError(
-                format_path([name], "$.parameters"),
-                f"unknown parameter for the Gemini API (known: {_KNOWN}); put "
-                "provider-specific fields in providerOptions.gemini",
-            )
-    options = parameters.get("providerOptions")
-    if isinstance(options, Mapping):
-        extra = cast("Mapping[str, object]", options).get(PROVIDER)
-        if isinstance(extra, Mapping):
-            _merge_options(body, config, cast("Mapping[str, object]", extra))
+
+    def tool_choice(value: object) -> None:
+        body["toolConfig"] = {"functionCallingConfig": _tool_choice(value)}
+
+    _PARAMETERS.map(parameters, config, tools=bool(tools), tool_choice=tool_choice)
+    _merge_options(body, config, provider_options(parameters, PROVIDER))
     if config:
         body["generationConfig"] = config
     return cast(str, parameters.get("model", model)), body
@@ -146,16 +148,12 @@ def generate_content_body(
 def _merge_options(body: Body, config: Body, extra: Mapping[str, object]) -> None:
     for name, value in extra.items():
         path = format_path([name], _OPTIONS_PATH)
-        if name in _RESERVED:
-            raise ValidationError(path, f"not allowed here: {_RESERVED[name]}")
+        refuse_reserved(name, _RESERVED, path)
         if name == "generationConfig":
             if not isinstance(value, Mapping):
                 raise ValidationError(path, "expected an object of generationConfig fields")
             for inner, setting in cast("Mapping[str, object]", value).items():
-                if inner in _RESERVED:
-                    raise ValidationError(
-                        format_path([inner], path), f"not allowed here: {_RESERVED[inner]}"
-                    )
+                refuse_reserved(inner, _RESERVED, format_path([inner], path))
                 config[inner] = setting
         elif name in _GENERATION_FIELDS:
             config[name] = value
@@ -174,12 +172,7 @@ def _conversation(messages: tuple[Message, ...] | list[Message]) -> tuple[list[B
         root = format_path([index, "parts"], "$.messages")
         if role == "system":
             if contents:
-                raise ValidationError(
-                    format_path([index, "role"], "$.messages"),
-                    "Gemini takes system instructions only before the conversation; "
-                    "move this system message to the start of messages (or make it a user "
-                    "message)",
-                )
+                raise late_system_message(index, "Gemini")
             system.extend({"text": part["text"]} for part in parts)
             continue
         if role == "tool":
@@ -207,7 +200,7 @@ def _user_parts(parts: tuple[Mapping[str, Any], ...], root: str) -> list[Body]:
         elif kind == "file":
             content.append(_file(part, format_path([position], root)))
         else:
-            raise ValidationError(format_path([position], root), _unsendable(kind, "user"))
+            raise ValidationError(format_path([position], root), unsendable(kind, "user", _API))
     return content
 
 
@@ -228,7 +221,7 @@ def _model_parts(
         elif kind == "file":
             entry = _file(part, path)
         else:
-            raise ValidationError(path, _unsendable(kind, "assistant"))
+            raise ValidationError(path, unsendable(kind, "assistant", _API))
         signature = _signature(part, path)
         if signature is not None:
             entry["thoughtSignature"] = signature
@@ -264,13 +257,7 @@ def _function_response(part: Mapping[str, Any], calls: Mapping[str, str]) -> Bod
 
 
 def _signature(part: Mapping[str, Any], path: str) -> str | None:
-    metadata = part.get("providerMetadata")
-    if not isinstance(metadata, Mapping):
-        return None
-    gemini = cast("Mapping[str, object]", metadata).get(PROVIDER)
-    if not isinstance(gemini, Mapping):
-        return None
-    signature = cast("Mapping[str, object]", gemini).get("thoughtSignature")
+    signature = provider_metadata(part, PROVIDER).get("thoughtSignature")
     if signature is None:
         return None
     if not isinstance(signature, str) or not signature:
@@ -291,35 +278,13 @@ def _file(part: Mapping[str, Any], path: str) -> Body:
         )
     url = cast(str, part["url"])
     if url.startswith("data:"):
-        header, comma, data = url.partition(",")
-        if not comma or not header.endswith(";base64"):
-            raise ValidationError(
-                format_path(["url"], path),
-                "Gemini takes a data: URL only base64-encoded (data:<type>;base64,...)",
-            )
+        data = base64_payload(url, path, "Gemini")
         return {"inlineData": {"mimeType": media_type, "data": data}}
     if url.startswith(_URL_SCHEMES):
         return {"fileData": {"mimeType": media_type, "fileUri": url}}
     raise ValidationError(
         format_path(["url"], path), "expected a data: URL, an http(s) URL or a gs:// URI"
     )
-
-
-def _unsendable(kind: str, role: str) -> str:
-    if kind.startswith("data-"):
-        return (
-            f'"{kind}" is application data, which the provider cannot take; convert it to '
-            "a text part or remove it before sending"
-        )
-    return f"the Gemini API cannot take {kind} parts in {role} messages"
-
-
-def _tool(tool: ToolDefinition) -> Body:
-    declaration: Body = {"name": tool["name"]}
-    if "description" in tool:
-        declaration["description"] = tool["description"]
-    declaration["parametersJsonSchema"] = tool["inputSchema"]
-    return declaration
 
 
 def _tool_choice(choice: object) -> Body:

@@ -27,12 +27,18 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._errors import LimitExceededError, ProviderError, TruncatedStreamError, ValidationError
-from ..limits import freeze_json
+from .._errors import ProviderError, TruncatedStreamError
+from ._stream_mapping import (
+    Event,
+    StreamMapper,
+    begin_events,
+    finish_events,
+    malformed_line,
+    openai_usage,
+    tool_input,
+)
 
 __all__ = ["ChatChunkMapper"]
-
-Event = dict[str, Any]
 
 _FINISH_REASONS: Final = {
     "stop": "stop",
@@ -41,15 +47,6 @@ _FINISH_REASONS: Final = {
     "function_call": "tool-calls",
     "content_filter": "content-filter",
 }
-_USAGE: Final = (
-    ("prompt_tokens", "inputTokens"),
-    ("completion_tokens", "outputTokens"),
-    ("total_tokens", "totalTokens"),
-)
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
 
 
 class _ToolCall:
@@ -61,7 +58,7 @@ class _ToolCall:
         self.arguments: list[str] = []
 
 
-class ChatChunkMapper:
+class ChatChunkMapper(StreamMapper):
     """Turns the data lines of one streamed completion into events.
 
     Feed each SSE ``data`` string to :meth:`feed`, which appends the events it completes
@@ -81,15 +78,10 @@ class ChatChunkMapper:
         "_parts",
         "_started",
         "_usage",
-        "done",
-        "provider",
-        "request_id",
     )
 
     def __init__(self, provider: str = "openai") -> None:
-        self.provider = provider
-        self.request_id: str | None = None
-        self.done = False
+        super().__init__(provider)
         self._started = False
         self._message_id: str | None = None
         self._open: tuple[str, str] | None = None  # (kind, id) of the open text/reasoning part
@@ -109,8 +101,7 @@ class ChatChunkMapper:
         try:
             chunk = json.loads(data)
         except ValueError as exc:
-            shown = data if len(data) <= 120 else data[:120] + "..."
-            raise self._error(f"a malformed data line in the stream ({exc}): {shown!r}") from exc
+            raise self._error(malformed_line(data, exc)) from exc
         if type(chunk) is not dict:
             raise self._error(f"expected a chunk object in the stream, got {data[:120]!r}")
         if chunk.get("error") is not None:
@@ -221,31 +212,10 @@ class ChatChunkMapper:
     def _finish_tool_calls(self, out: list[Event]) -> None:
         for index in sorted(self._calls):
             call = self._calls[index]
-            text = "".join(call.arguments)
-            try:
-                # Empty arguments: a function without parameters (OpenAI itself sends "{}").
-                value = json.loads(text, parse_constant=_reject_constant) if text.strip() else {}
-                value = freeze_json(value)
-            except (ValueError, LimitExceededError) as exc:
-                reason = exc.reason if isinstance(exc, ValidationError) else str(exc)
-                out.append(
-                    {
-                        "type": "tool-input-error",
-                        "toolCallId": call.id,
-                        "toolName": call.name,
-                        "input": text,
-                        "errorText": f"the tool arguments are not valid JSON: {reason}",
-                    }
-                )
-            else:
-                out.append(
-                    {
-                        "type": "tool-input-available",
-                        "toolCallId": call.id,
-                        "toolName": call.name,
-                        "input": value,
-                    }
-                )
+            # Empty arguments: a function without parameters (OpenAI itself sends "{}").
+            out.append(
+                tool_input(call.id, call.name, "".join(call.arguments), "the tool arguments are")
+            )
 
     def _after_finish(self, what: str) -> None:
         if self._finish_reason is not None:
@@ -254,11 +224,7 @@ class ChatChunkMapper:
     def _begin(self, out: list[Event]) -> None:
         if not self._started:
             self._started = True
-            start: Event = {"type": "start"}
-            if self._message_id is not None:
-                start["messageId"] = self._message_id
-            out.append(start)
-            out.append({"type": "start-step"})
+            begin_events(out, self._message_id)
 
     # --- the end ----------------------------------------------------------------------
 
@@ -279,32 +245,9 @@ class ChatChunkMapper:
         finish_reason = _FINISH_REASONS.get(reason, "other")
         if finish_reason == "stop" and self._calls:
             finish_reason = "tool-calls"  # some OpenAI-compatible servers say "stop"
-        finish: Event = {"type": "finish", "finishReason": finish_reason}
-        usage = self._mapped_usage()
-        if usage:
-            finish["usage"] = usage
-        out.append({"type": "finish-step"})
-        out.append(finish)
-
-    def _mapped_usage(self) -> dict[str, int]:
-        usage = self._usage
-        mapped: dict[str, int] = {}
-        if usage is None:
-            return mapped
-        for source, target in _USAGE:
-            _count(mapped, target, usage.get(source))
-        prompt = usage.get("prompt_tokens_details")
-        if type(prompt) is dict:
-            _count(mapped, "cachedInputTokens", prompt.get("cached_tokens"))
-        completion = usage.get("completion_tokens_details")
-        if type(completion) is dict:
-            _count(mapped, "reasoningTokens", completion.get("reasoning_tokens"))
-        return mapped
+        finish_events(out, finish_reason, openai_usage(self._usage, "prompt", "completion"))
 
     # --- errors -----------------------------------------------------------------------
-
-    def _error(self, detail: str) -> ProviderError:
-        return ProviderError(self.provider, detail, request_id=self.request_id)
 
     def _stream_error(self, error: object) -> ProviderError:
         """An ``{"error": {...}}`` data line: the provider failed mid-answer."""
@@ -318,8 +261,3 @@ class ChatChunkMapper:
             error_type=kind if type(kind) is str else None,
             request_id=self.request_id,
         )
-
-
-def _count(mapped: dict[str, int], name: str, value: object) -> None:
-    if type(value) is int and value >= 0:
-        mapped[name] = value

@@ -7,20 +7,27 @@ is plain JSON (objects may be ``FrozenDict``, arrays ``tuple``: ``json.dumps`` t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias, cast
 
 from .._errors import ValidationError
-from .._types import ChatRequest, Message, ToolDefinition
+from .._types import ChatRequest, Message
 from ..limits import FrozenDict
 from ..limits._walk import format_path
+from ._mapping import (
+    Body,
+    Parameters,
+    compact_json,
+    output_text,
+    provider_options,
+    refuse_reserved,
+    tool_definition,
+    unsendable,
+)
 
 __all__ = ["ReasoningParts", "chat_body"]
 
 ReasoningParts: TypeAlias = Literal["error", "omit"]
-
-Body: TypeAlias = dict[str, Any]
 
 # The portable parameters and the Chat Completions fields they become.
 _FIELDS: Final = {
@@ -32,8 +39,12 @@ _FIELDS: Final = {
     "presencePenalty": "presence_penalty",
     "frequencyPenalty": "frequency_penalty",
 }
-_HANDLED: Final = frozenset({"model", "toolChoice", "providerOptions"})
-_KNOWN: Final = ", ".join(sorted([*_FIELDS, *_HANDLED]))
+_REFUSED: Final = {
+    "topK": (
+        "OpenAI Chat Completions has no top_k; remove it (an OpenAI-compatible server that "
+        "accepts top_k takes it as providerOptions.openai.top_k)"
+    ),
+}
 
 # providerOptions.openai fields the adapter sets itself or cannot map back to events.
 _RESERVED: Final = {
@@ -53,6 +64,8 @@ _RESERVED: Final = {
 }
 
 _FIELD_PATH = "$.parameters.providerOptions.openai"
+_API: Final = "OpenAI Chat Completions"
+_PARAMETERS: Final = Parameters(_FIELDS, _REFUSED, _API, "openai")
 
 
 def chat_body(
@@ -78,35 +91,17 @@ def chat_body(
     }
     tools = request["tools"]
     if tools:
-        body["tools"] = [_tool(tool) for tool in tools]
-    for name, value in parameters.items():
-        field = _FIELDS.get(name)
-        if field is not None:
-            body[field] = value
-        elif name == "toolChoice":
-            # Without tools, "auto" and "none" mean what no tool_choice means, and the
-            # API rejects a tool_choice without tools.
-            if tools or value not in ("auto", "none"):
-                body["tool_choice"] = _tool_choice(value)
-        elif name == "topK":
-            raise ValidationError(
-                format_path([name], "$.parameters"),
-                "OpenAI Chat Completions has no top_k; remove it (an OpenAI-compatible "
-                "server that accepts top_k takes it as providerOptions.openai.top_k)",
-            )
-        elif name not in _HANDLED:
-            raise ValidationError(
-                format_path([name], "$.parameters"),
-                f"unknown parameter for OpenAI Chat Completions (known: {_KNOWN}); put "
-                "provider-specific fields in providerOptions.openai",
-            )
+        body["tools"] = [
+            {"type": "function", "function": tool_definition(tool, "parameters")} for tool in tools
+        ]
+
+    def tool_choice(value: object) -> None:
+        body["tool_choice"] = _tool_choice(value)
+
+    _PARAMETERS.map(parameters, body, tools=bool(tools), tool_choice=tool_choice)
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
-    options = parameters.get("providerOptions")
-    if isinstance(options, Mapping):
-        extra = cast("Mapping[str, object]", options).get("openai")
-        if isinstance(extra, Mapping):
-            _merge_provider_options(body, cast("Mapping[str, object]", extra))
+    _merge_provider_options(body, provider_options(parameters, "openai"))
     return body
 
 
@@ -125,9 +120,8 @@ def _merge_provider_options(body: Body, extra: Mapping[str, object]) -> None:
             body["stream_options"] = {**stream_options, "include_usage": True}
         elif name == "n" and type(value) is int and value == 1:
             body["n"] = 1
-        elif name in _RESERVED:
-            raise ValidationError(path, f"not allowed here: {_RESERVED[name]}")
         else:
+            refuse_reserved(name, _RESERVED, path)
             body[name] = value
 
 
@@ -140,7 +134,7 @@ def _message(message: Message, index: int, reasoning_parts: ReasoningParts) -> l
             {
                 "role": "tool",
                 "tool_call_id": part["toolCallId"],
-                "content": _output_text(part["output"]),
+                "content": output_text(part["output"]),
             }
             for part in parts
         ]
@@ -159,7 +153,10 @@ def _message(message: Message, index: int, reasoning_parts: ReasoningParts) -> l
                 {
                     "id": part["toolCallId"],
                     "type": "function",
-                    "function": {"name": part["toolName"], "arguments": _json(part["input"])},
+                    "function": {
+                        "name": part["toolName"],
+                        "arguments": compact_json(part["input"]),
+                    },
                 }
             )
         elif kind == "reasoning":
@@ -171,7 +168,9 @@ def _message(message: Message, index: int, reasoning_parts: ReasoningParts) -> l
                     "reasoning parts out of requests",
                 )
         else:
-            raise ValidationError(format_path([position], root), _unsendable(kind, "assistant"))
+            raise ValidationError(
+                format_path([position], root), unsendable(kind, "assistant", _API)
+            )
     entry: Body = {"role": "assistant", "content": _text_content(texts) if texts else None}
     if calls:
         entry["tool_calls"] = calls
@@ -191,7 +190,7 @@ def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> str | list
         elif kind == "file":
             content.append(_file(part, position, format_path([position], root)))
         else:
-            raise ValidationError(format_path([position], root), _unsendable(kind, "user"))
+            raise ValidationError(format_path([position], root), unsendable(kind, "user", _API))
     return content
 
 
@@ -217,35 +216,10 @@ def _file(part: Mapping[str, Any], position: int, path: str) -> Body:
     )
 
 
-def _unsendable(kind: str, role: str) -> str:
-    if kind.startswith("data-"):
-        return (
-            f'"{kind}" is application data, which the provider cannot take; convert it to '
-            "a text part or remove it before sending"
-        )
-    return f"OpenAI Chat Completions cannot take {kind} parts in {role} messages"
-
-
 def _text_content(texts: list[str]) -> str | list[Body]:
     if len(texts) == 1:
         return texts[0]
     return [{"type": "text", "text": text} for text in texts]
-
-
-def _output_text(output: object) -> str:
-    return output if isinstance(output, str) else _json(output)
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _tool(tool: ToolDefinition) -> Body:
-    function: Body = {"name": tool["name"]}
-    if "description" in tool:
-        function["description"] = tool["description"]
-    function["parameters"] = tool["inputSchema"]
-    return {"type": "function", "function": function}
 
 
 def _tool_choice(choice: object) -> object:

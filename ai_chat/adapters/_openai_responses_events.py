@@ -39,21 +39,23 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from .._errors import LimitExceededError, ProviderError, TruncatedStreamError, ValidationError
-from ..limits import freeze_json
+from .._errors import ProviderError, TruncatedStreamError
+from ._stream_mapping import (
+    Event,
+    StreamMapper,
+    begin_events,
+    finish_events,
+    malformed_line,
+    openai_usage,
+    tool_input,
+)
 
 __all__ = ["ResponsesEventMapper"]
-
-Event = dict[str, Any]
 
 _INCOMPLETE_REASONS: Final = {
     "max_output_tokens": "length",
     "content_filter": "content-filter",
 }
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
 
 
 class _Item:
@@ -86,7 +88,7 @@ class _Item:
         self.encrypted: str | None = None  # a reasoning item's encrypted_content, if seen
 
 
-class ResponsesEventMapper:
+class ResponsesEventMapper(StreamMapper):
     """Turns the SSE events of one streamed response into ai_chat events.
 
     Feed each event's name and data to :meth:`feed`, which appends the events it
@@ -107,15 +109,10 @@ class ResponsesEventMapper:
         "_order",
         "_started",
         "_usage",
-        "done",
-        "provider",
-        "request_id",
     )
 
     def __init__(self, provider: str = "openai") -> None:
-        self.provider = provider
-        self.request_id: str | None = None
-        self.done = False
+        super().__init__(provider)
         self._started = False
         self._items: dict[str, _Item] = {}  # open items by item id
         self._order: dict[int, str] = {}  # open item ids by output_index
@@ -130,8 +127,7 @@ class ResponsesEventMapper:
         try:
             event = json.loads(data)
         except ValueError as exc:
-            shown = data if len(data) <= 120 else data[:120] + "..."
-            raise self._error(f"a malformed data line in the stream ({exc}): {shown!r}") from exc
+            raise self._error(malformed_line(data, exc)) from exc
         if type(event) is not dict:
             raise self._error(f"expected an event object in the stream, got {data[:120]!r}")
         kind = event.get("type")
@@ -267,6 +263,10 @@ class ResponsesEventMapper:
             raise self._error(f"expected an arguments delta string, got {delta!r}"[:200])
         item = self._item(event, "function_call")
         if delta:
+            if not item.streamed:
+                # Deltas carry the whole input: arguments the added item already held
+                # are sent again by them, not continued.
+                item.arguments.clear()
             item.arguments.append(delta)
             item.streamed = True
             out.append(
@@ -315,33 +315,17 @@ class ResponsesEventMapper:
             out.append(
                 {"type": "tool-input-delta", "toolCallId": item.call_id, "inputTextDelta": text}
             )
-        call = {"toolCallId": item.call_id, "toolName": item.name}
-        try:
-            # Empty arguments: a function without parameters.
-            value = json.loads(text, parse_constant=_reject_constant) if text.strip() else {}
-            value = freeze_json(value)
-        except (ValueError, LimitExceededError) as exc:
-            reason = exc.reason if isinstance(exc, ValidationError) else str(exc)
-            error = {
-                "type": "tool-input-error",
-                **call,
-                "input": text,
-                "errorText": f"the tool arguments are not valid JSON: {reason}",
-            }
-            out.append(_with_metadata(error, item))
-        else:
-            out.append(
-                _with_metadata({"type": "tool-input-available", **call, "input": value}, item)
+        # Empty arguments: a function without parameters.
+        out.append(
+            _with_metadata(
+                tool_input(item.call_id, item.name, text, "the tool arguments are"), item
             )
+        )
 
     def _begin(self, out: list[Event], response_id: str | None) -> None:
         if not self._started:
             self._started = True
-            start: Event = {"type": "start"}
-            if response_id is not None:
-                start["messageId"] = response_id
-            out.append(start)
-            out.append({"type": "start-step"})
+            begin_events(out, response_id)
 
     # --- the end ----------------------------------------------------------------------
 
@@ -376,33 +360,9 @@ class ResponsesEventMapper:
                 "(or response.incomplete); retry the request",
                 request_id=self.request_id,
             )
-        finish: Event = {"type": "finish", "finishReason": self._finish_reason}
-        usage = self._mapped_usage()
-        if usage:
-            finish["usage"] = usage
-        out.append({"type": "finish-step"})
-        out.append(finish)
-
-    def _mapped_usage(self) -> dict[str, int]:
-        usage = self._usage
-        mapped: dict[str, int] = {}
-        if usage is None:
-            return mapped
-        _count(mapped, "inputTokens", usage.get("input_tokens"))
-        _count(mapped, "outputTokens", usage.get("output_tokens"))
-        _count(mapped, "totalTokens", usage.get("total_tokens"))
-        details = usage.get("input_tokens_details")
-        if type(details) is dict:
-            _count(mapped, "cachedInputTokens", details.get("cached_tokens"))
-        details = usage.get("output_tokens_details")
-        if type(details) is dict:
-            _count(mapped, "reasoningTokens", details.get("reasoning_tokens"))
-        return mapped
+        finish_events(out, self._finish_reason, openai_usage(self._usage, "input", "output"))
 
     # --- errors -----------------------------------------------------------------------
-
-    def _error(self, detail: str) -> ProviderError:
-        return ProviderError(self.provider, detail, request_id=self.request_id)
 
     def _failed(self, event: dict[str, Any]) -> ProviderError:
         """``response.failed``: the response's ``error`` says why."""
@@ -437,8 +397,3 @@ def _with_metadata(event: Event, item: _Item) -> Event:
 def _index(event: dict[str, Any], field: str) -> int:
     number = event.get(field)
     return number if type(number) is int and number >= 0 else 0
-
-
-def _count(mapped: dict[str, int], name: str, value: object) -> None:
-    if type(value) is int and value >= 0:
-        mapped[name] = value

@@ -31,7 +31,6 @@ The mapping, into the ``input`` item list (the conversation in order):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias, cast
 
@@ -39,12 +38,21 @@ from .._errors import ValidationError
 from .._types import ChatRequest, Message, ToolDefinition
 from ..limits import FrozenDict
 from ..limits._walk import format_path
+from ._mapping import (
+    Body,
+    Parameters,
+    compact_json,
+    output_text,
+    provider_metadata,
+    provider_options,
+    refuse_reserved,
+    tool_definition,
+    unsendable,
+)
 
 __all__ = ["ReasoningParts", "responses_body"]
 
 ReasoningParts: TypeAlias = Literal["error", "omit"]
-
-Body: TypeAlias = dict[str, Any]
 
 _API: Final = "the OpenAI Responses API"
 
@@ -54,8 +62,6 @@ _FIELDS: Final = {
     "topP": "top_p",
     "maxOutputTokens": "max_output_tokens",
 }
-_HANDLED: Final = frozenset({"model", "toolChoice", "providerOptions"})
-_KNOWN: Final = ", ".join(sorted([*_FIELDS, *_HANDLED]))
 _NOT_IN_RESPONSES: Final = {
     "stopSequences": (
         "the OpenAI Responses API has no stop sequences; remove stopSequences, or use "
@@ -91,6 +97,7 @@ _RESERVED: Final = {
 }
 
 _OPTIONS_PATH: Final = "$.parameters.providerOptions.openai"
+_PARAMETERS: Final = Parameters(_FIELDS, _NOT_IN_RESPONSES, _API, "openai")
 
 
 def responses_body(
@@ -106,7 +113,7 @@ def responses_body(
     (:func:`~ai_chat.adapters._http.merge_parameters`). Raises
     :class:`~ai_chat.ValidationError` for anything the Responses API cannot express.
     """
-    extra = _provider_options(parameters)
+    extra = provider_options(parameters, "openai")
     # With store: false the API keeps nothing, so an item id in the input names an item
     # it cannot find (a 400/404): ids go out only for items the API stores.
     stateless = extra.get("store") is False
@@ -117,39 +124,16 @@ def responses_body(
     tools = request["tools"]
     if tools:
         body["tools"] = [_tool(tool) for tool in tools]
-    for name, value in parameters.items():
-        field = _FIELDS.get(name)
-        if field is not None:
-            body[field] = value
-        elif name == "toolChoice":
-            # Without tools, "auto" and "none" mean what no tool_choice means.
-            if tools or value not in ("auto", "none"):
-                body["tool_choice"] = _tool_choice(value)
-        elif name in _NOT_IN_RESPONSES:
-            raise ValidationError(format_path([name], "$.parameters"), _NOT_IN_RESPONSES[name])
-        elif name not in _HANDLED:
-            raise ValidationError(
-                format_path([name], "$.parameters"),
-                f"unknown parameter for {_API} (known: {_KNOWN}); put provider-specific "
-                "fields in providerOptions.openai",
-            )
+
+    def tool_choice(value: object) -> None:
+        body["tool_choice"] = _tool_choice(value)
+
+    _PARAMETERS.map(parameters, body, tools=bool(tools), tool_choice=tool_choice)
     body["stream"] = True
     for name, value in extra.items():
-        if name in _RESERVED:
-            raise ValidationError(
-                format_path([name], _OPTIONS_PATH), f"not allowed here: {_RESERVED[name]}"
-            )
+        refuse_reserved(name, _RESERVED, format_path([name], _OPTIONS_PATH))
         body[name] = value
     return body
-
-
-def _provider_options(parameters: Mapping[str, object]) -> Mapping[str, object]:
-    options = parameters.get("providerOptions")
-    if isinstance(options, Mapping):
-        extra = cast("Mapping[str, object]", options).get("openai")
-        if isinstance(extra, Mapping):
-            return cast("Mapping[str, object]", extra)
-    return FrozenDict()
 
 
 def _message(
@@ -171,7 +155,7 @@ def _message(
             {
                 "type": "function_call_output",
                 "call_id": part["toolCallId"],
-                "output": _output_text(part["output"]),
+                "output": output_text(part["output"]),
             }
             for part in parts
         )
@@ -251,7 +235,7 @@ def _assistant(
                 "type": "function_call",
                 "call_id": part["toolCallId"],
                 "name": part["toolName"],
-                "arguments": _json(part["input"]),
+                "arguments": compact_json(part["input"]),
             }
             item_id = None if stateless else _item_id(part, path)
             if item_id is not None:
@@ -259,20 +243,11 @@ def _assistant(
             items.append(call)
             previous = None
         else:
-            raise ValidationError(path, _unsendable(kind, "assistant"))
-
-
-def _openai_metadata(part: Mapping[str, Any]) -> Mapping[str, object]:
-    metadata = part.get("providerMetadata")
-    if isinstance(metadata, Mapping):
-        openai = cast("Mapping[str, object]", metadata).get("openai")
-        if isinstance(openai, Mapping):
-            return cast("Mapping[str, object]", openai)
-    return FrozenDict()
+            raise ValidationError(path, unsendable(kind, "assistant", _API))
 
 
 def _item_id(part: Mapping[str, Any], path: str) -> str | None:
-    item_id = _openai_metadata(part).get("itemId")
+    item_id = provider_metadata(part, "openai").get("itemId")
     if item_id is None:
         return None
     if type(item_id) is not str or not item_id:
@@ -284,7 +259,7 @@ def _item_id(part: Mapping[str, Any], path: str) -> str | None:
 
 
 def _encrypted_content(part: Mapping[str, Any], path: str) -> str | None:
-    encrypted = _openai_metadata(part).get("reasoningEncryptedContent")
+    encrypted = provider_metadata(part, "openai").get("reasoningEncryptedContent")
     if encrypted is None or type(encrypted) is str:
         return encrypted
     raise ValidationError(
@@ -303,7 +278,7 @@ def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> list[Body]
         elif kind == "file":
             content.append(_file(part, position, path))
         else:
-            raise ValidationError(path, _unsendable(kind, "user"))
+            raise ValidationError(path, unsendable(kind, "user", _API))
     return content
 
 
@@ -329,34 +304,14 @@ def _file(part: Mapping[str, Any], position: int, path: str) -> Body:
     )
 
 
-def _unsendable(kind: str, role: str) -> str:
-    if kind.startswith("data-"):
-        return (
-            f'"{kind}" is application data, which the provider cannot take; convert it to '
-            "a text part or remove it before sending"
-        )
-    return f"{_API} cannot take {kind} parts in {role} messages"
-
-
 def _text_content(texts: list[str]) -> str | list[Body]:
     if len(texts) == 1:
         return texts[0]
     return [{"type": "input_text", "text": text} for text in texts]
 
 
-def _output_text(output: object) -> str:
-    return output if isinstance(output, str) else _json(output)
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def _tool(tool: ToolDefinition) -> Body:
-    definition: Body = {"type": "function", "name": tool["name"]}
-    if "description" in tool:
-        definition["description"] = tool["description"]
-    definition["parameters"] = tool["inputSchema"]
+    definition = tool_definition(tool, "parameters", {"type": "function"})
     # The API's default is strict, which refuses most hand-written schemas (every
     # property required, additionalProperties false); the request's schema is sent as is.
     definition["strict"] = False

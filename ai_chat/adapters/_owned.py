@@ -1,11 +1,11 @@
-"""What the SDK-based adapters share: a client they may own, and its closing."""
+"""What the adapters share: a client they may own, and its closing."""
 
 from __future__ import annotations
 
 from types import TracebackType
 from typing import Generic, Protocol, Self, TypeVar
 
-__all__ = ["Closable", "OwnedClient"]
+__all__ = ["ClientOwner", "Closable", "OwnedClient"]
 
 
 class Closable(Protocol):
@@ -15,11 +15,36 @@ class Closable(Protocol):
 _Client = TypeVar("_Client", bound=Closable)
 
 
-class OwnedClient(Generic[_Client]):
+class ClientOwner:
+    """``aclose()`` and ``async with`` for an adapter that may own its client: the
+    client is closed (by :meth:`_close_client`) only if the adapter created it."""
+
+    _owns_client: bool
+
+    async def _close_client(self) -> None:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Close the client if the adapter created it; a caller's client is left open."""
+        if self._owns_client:
+            await self._close_client()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class OwnedClient(ClientOwner, Generic[_Client]):
     """An adapter's SDK client and default model; closes the client only if it owns it."""
 
     _client: _Client
-    _owns_client: bool
     _model: str
 
     @property
@@ -32,18 +57,5 @@ class OwnedClient(Generic[_Client]):
         """The default model."""
         return self._model
 
-    async def aclose(self) -> None:
-        """Close the client if the adapter created it; a caller's client is left open."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _close_client(self) -> None:
+        await self._client.close()

@@ -8,8 +8,7 @@ import re
 import secrets
 import string
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
-from typing import Any, Final, Self, cast
+from typing import Any, Final, cast
 
 import anyio
 import httpx
@@ -20,6 +19,7 @@ from .._sse import DEFAULT_MAX_EVENT_CHARS, DEFAULT_MAX_LINE_CHARS, SSEDecoder
 from .._types import ChatRequest
 from ..limits import FrozenDict, freeze_json
 from ._http import retry_after, shorten
+from ._owned import ClientOwner
 from ._ui_stream_errors import PROVIDER
 from ._ui_stream_events import UIChunkMapper
 from ._ui_stream_request import PROTOCOL_KEYS, request_body
@@ -50,7 +50,7 @@ def _generate_id() -> str:
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
 
 
-class UIMessageStreamAdapter:
+class UIMessageStreamAdapter(ClientOwner):
     """Streams answers from any server that speaks the AI SDK's UI message stream.
 
     That is what a ``useChat`` front end talks to: an AI SDK route
@@ -188,21 +188,8 @@ class UIMessageStreamAdapter:
         """The ``httpx.AsyncClient`` requests go through."""
         return self._client
 
-    async def aclose(self) -> None:
-        """Close the client if the adapter created it; a caller's client is left open."""
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _close_client(self) -> None:
+        await self._client.aclose()
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"

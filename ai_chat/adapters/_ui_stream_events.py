@@ -39,6 +39,7 @@ from typing import Any, Final
 from .._errors import ProviderError, TruncatedStreamError
 from .._sse import SSEEvent
 from ._http import shorten
+from ._stream_mapping import reject_constant
 from ._ui_stream_errors import PROVIDER, RemoteStreamError
 
 __all__ = ["PASSED_THROUGH", "UNSUPPORTED", "UIChunkMapper"]
@@ -89,11 +90,7 @@ _USAGE_FIELDS: Final = (
 )
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER: Final = json.JSONDecoder(parse_constant=reject_constant)
 _decode: Final = _DECODER.decode
 # The C scanner alone: json.loads' Python layers (two regex matches and two calls around
 # it) cost more than the parse itself for a typical chunk. Anything it does not take
@@ -131,7 +128,12 @@ class UIChunkMapper:
                     chunk, end = scan(data, 0)
                 except (StopIteration, ValueError, RecursionError):
                     chunk, end = None, -1
-                if end == len(data) and type(chunk) is dict and chunk.get("type") in passed:
+                if (
+                    end == len(data)
+                    and type(chunk) is dict
+                    and type(kind := chunk.get("type")) is str
+                    and kind in passed
+                ):
                     self.sse_events += 1
                     append(chunk)
                     continue
@@ -155,9 +157,9 @@ class UIChunkMapper:
                 return None
         if type(chunk) is dict:
             kind = chunk.get("type")
-            if kind in PASSED_THROUGH:
-                return chunk
             if type(kind) is str:
+                if kind in PASSED_THROUGH:
+                    return chunk
                 return self._special(kind, chunk, data)
         raise self._error(f"expected a chunk object with a string type, got {_show(data)}")
 

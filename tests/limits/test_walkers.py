@@ -36,14 +36,29 @@ leaves = st.one_of(
     st.sampled_from(['"', "\\", "\n", "\x00", "\U0001f600", "é"]),
 )
 keys = st.one_of(st.text(max_size=8), st.text(min_size=60, max_size=70), st.integers(0, 3))
-values: st.SearchStrategy[Any] = st.recursive(
-    leaves,
-    lambda children: st.one_of(
+
+
+# Named functions, not lambdas: hypothesis checks by their source that extend= uses its
+# argument, which it cannot always find for a multi-line lambda.
+def _mixed_containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
         st.lists(children, max_size=6),
         st.lists(children, max_size=4).map(tuple),
         st.dictionaries(keys, children, max_size=6),
         st.dictionaries(st.text(max_size=6), children, max_size=4).map(FrozenDict),
-    ),
+    )
+
+
+def _json_containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.lists(children, max_size=6),
+        st.dictionaries(st.text(max_size=10), children, max_size=6),
+    )
+
+
+values: st.SearchStrategy[Any] = st.recursive(
+    leaves,
+    _mixed_containers,
     max_leaves=40,
 )
 limits = st.builds(
@@ -94,10 +109,7 @@ def test_fast_walk_never_accepts_what_the_careful_walk_rejects(
             st.floats(allow_nan=False, allow_infinity=False),
             st.text(max_size=40).filter(lambda s: not any(0xD800 <= ord(c) <= 0xDFFF for c in s)),
         ),
-        lambda children: st.one_of(
-            st.lists(children, max_size=6),
-            st.dictionaries(st.text(max_size=10), children, max_size=6),
-        ),
+        _json_containers,
         max_leaves=60,
     )
 )

@@ -9,10 +9,6 @@ received.
 from __future__ import annotations
 
 import json
-import os
-import ssl
-import subprocess
-import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -28,28 +24,38 @@ from ai_chat import (
     AIChatAdapter,
     ChatEvent,
     ConfigurationError,
-    LimitExceededError,
     ProviderError,
     StreamFormatError,
     TruncatedStreamError,
     ValidationError,
-    create_chat_stream,
 )
 from ai_chat.adapters.anthropic import DEFAULT_MAX_TOKENS, AnthropicChatAdapter
-from ai_chat.testing import AdapterConformance
 
+from .common import (
+    HANG_GUARD,
+    HELLO,
+    TLS,
+    CallerOwnedClient,
+    SDKImports,
+    ServedConformance,
+    StreamChecks,
+    collect,
+    failure_with,
+    finish_of,
+    of_type,
+    run_example,
+    run_with,
+    text_of,
+    types,
+    with_message,
+    with_parameters,
+)
 from .fake_server import FakeServer, Request, Response, Step, serve, sse
-from .release import ReleaseOnStop, released
+from .release import ReleaseOnStop
 
-ROOT = Path(__file__).resolve().parents[2]
-# A guard against hangs, never a performance assertion.
-HANG_GUARD = 10.0
 MODEL = "claude-test"
 MESSAGE_ID = "msg_01test"
 REQUEST_ID = "req_011test"
-HELLO: Mapping[str, Any] = {
-    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}]
-}
 SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "request-id": REQUEST_ID}
 START_USAGE = {
     "input_tokens": 20,
@@ -144,10 +150,6 @@ def streaming(steps: Sequence[Step]) -> Callable[[Request], Response]:
 
 # --- running the adapter --------------------------------------------------------------------
 
-# Loading the CA bundle is most of what creating a client costs; the loopback server
-# never uses TLS, so the tests share one context.
-TLS = ssl.create_default_context()
-
 
 def sdk_client(base_url: str) -> anthropic.AsyncAnthropic:
     """The genuine SDK client, as a test would configure it (no retries, explicit key)."""
@@ -166,15 +168,8 @@ async def anthropic_adapter(
         yield server, AnthropicChatAdapter(client, model=MODEL, **options)
 
 
-async def collect(adapter: AIChatAdapter, request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    with anyio.fail_after(HANG_GUARD):
-        async with create_chat_stream(adapter, request) as stream:
-            return [event async for event in stream]
-
-
 async def run(steps: Sequence[Step], request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    async with anthropic_adapter(streaming(steps)) as (_server, adapter):
-        return await collect(adapter, request)
+    return await run_with(anthropic_adapter, streaming(steps), request)
 
 
 async def failure(
@@ -183,30 +178,7 @@ async def failure(
     request: Mapping[str, Any] = HELLO,
 ) -> tuple[Any, list[ChatEvent], FakeServer]:
     """The error the stream raised, the events delivered before it, and the server."""
-    events: list[ChatEvent] = []
-    async with anthropic_adapter(handler) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(expected) as caught:
-            async with create_chat_stream(adapter, request) as stream:
-                async for item in stream:
-                    events.append(item)
-    return caught.value, events, server
-
-
-def types(events: Sequence[ChatEvent]) -> list[str]:
-    return [e["type"] for e in events]
-
-
-def of_type(events: Sequence[ChatEvent], kind: str) -> list[Mapping[str, Any]]:
-    return [cast("Mapping[str, Any]", e) for e in events if e["type"] == kind]
-
-
-def text_of(events: Sequence[ChatEvent], kind: str = "text") -> str:
-    return "".join(e["delta"] for e in of_type(events, f"{kind}-delta"))
-
-
-def finish_of(events: Sequence[ChatEvent]) -> Mapping[str, Any]:
-    assert events[-1]["type"] == "finish"
-    return cast("Mapping[str, Any]", events[-1])
+    return await failure_with(anthropic_adapter, handler, expected, request)
 
 
 # --- streaming ------------------------------------------------------------------------------
@@ -413,11 +385,14 @@ async def test_an_unknown_content_block_is_a_provider_error() -> None:
     assert "server_tool_use" in error.detail
 
 
-async def test_a_complete_stream_returns_its_connection_to_the_pool() -> None:
-    async with anthropic_adapter(streaming(text_answer("ok"))) as (server, adapter):
-        for _ in range(3):
-            assert text_of(await collect(adapter)) == "ok"
-    assert server.connections == 1 and server.disconnects == 0
+class TestStreamChecks(StreamChecks):
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
+    answer: ClassVar[Sequence[Step]] = text_answer("ok")
+
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return anthropic_adapter(handler)
 
 
 # --- the request ----------------------------------------------------------------------------
@@ -685,14 +660,6 @@ async def test_unsigned_reasoning_can_be_omitted_explicitly() -> None:
     }
 
 
-def with_message(*parts: Mapping[str, Any], role: str = "user") -> dict[str, Any]:
-    return {"messages": [*HELLO["messages"], {"id": "m", "role": role, "parts": list(parts)}]}
-
-
-def with_parameters(**parameters: Any) -> dict[str, Any]:
-    return {**HELLO, "parameters": parameters}
-
-
 UNSUPPORTED = [
     pytest.param(with_parameters(seed=7), "$.parameters.seed", "no seed", id="seed"),
     pytest.param(
@@ -874,12 +841,6 @@ async def test_sse_format_errors_pass_through(body: bytes, reason: str) -> None:
     assert reason in error.reason
 
 
-async def test_sse_limits_pass_through() -> None:
-    huge = b"data: " + b"x" * (4 * 1024 * 1024 + 1) + b"\n\n"
-    error, _events, _server = await failure(streaming([huge]), LimitExceededError)
-    assert error.limit == "max_line_chars"
-
-
 def json_error(status: int, kind: str, message: str, headers: Mapping[str, str]) -> Response:
     body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": REQUEST_ID}
     return Response(
@@ -966,33 +927,18 @@ class TestReleaseOnStop(ReleaseOnStop):
 # --- construction and ownership -------------------------------------------------------------
 
 
-async def test_an_owned_client_is_created_from_settings_and_closed_by_aclose() -> None:
-    async with serve(streaming(text_answer("ok"))) as server:
-        adapter = AnthropicChatAdapter(
-            model=MODEL, api_key="sk-owned", base_url=server.url(), max_retries=0
-        )
-        assert text_of(await collect(adapter)) == "ok"
-        assert server.requests[0].headers["authorization"] == "Bearer sk-owned"
-        assert not adapter.client.is_closed()
-        await adapter.aclose()
-        assert adapter.client.is_closed()
-        with anyio.fail_after(HANG_GUARD):  # the pooled connection went with the client
-            await server.wait_until(lambda s: s.closed == 1)
+class TestCallerOwnedClient(CallerOwnedClient):
+    answer: ClassVar[Sequence[Step]] = text_answer("ok")
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
 
+    def owned(self, **settings: Any) -> AnthropicChatAdapter:
+        return AnthropicChatAdapter(model=MODEL, **settings)
 
-async def test_an_owned_client_is_closed_by_async_with() -> None:
-    async with AnthropicChatAdapter(model=MODEL, api_key="k") as adapter:
-        client = adapter.client
-        assert not client.is_closed()
-    assert client.is_closed()
+    def callers_client(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key="k")
 
-
-async def test_a_callers_client_is_never_closed() -> None:
-    async with anthropic.AsyncAnthropic(api_key="k") as client:
-        async with AnthropicChatAdapter(client, model=MODEL) as adapter:
-            assert adapter.client is client
-        await adapter.aclose()
-        assert not client.is_closed()
+    def adapter_for(self, client: anthropic.AsyncAnthropic) -> AnthropicChatAdapter:
+        return AnthropicChatAdapter(client, model=MODEL)
 
 
 def test_the_owned_client_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1046,29 +992,10 @@ def test_missing_credentials_are_a_configuration_error(
     assert caught.value.parameter == "api_key"
 
 
-def python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-def test_importing_ai_chat_does_not_import_the_sdk() -> None:
-    result = python(
-        "import sys, ai_chat, ai_chat.adapters, ai_chat.testing\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'anthropic'))\n"
-        "print('ai_chat.adapters._scripted' in sys.modules)"  # the probe can see imports
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["[]", "True"]
-
-
-def test_importing_the_adapter_without_the_sdk_names_the_extra() -> None:
-    result = python(
-        "import sys\nsys.modules['anthropic'] = None\nimport ai_chat.adapters.anthropic"
-    )
-    assert result.returncode == 1
-    assert 'pip install "ai_chat[anthropic]"' in result.stderr
-    assert "ImportError" in result.stderr
+class TestSDKImports(SDKImports):
+    extra: ClassVar[str] = "anthropic"
+    sdk: ClassVar[str] = "anthropic"
+    loaded: ClassVar[str] = "m.split('.')[0] == 'anthropic'"
 
 
 # --- the conformance kit --------------------------------------------------------------------
@@ -1081,37 +1008,17 @@ def conformance_handler(request: Request) -> Response:
     return Response(200, SSE_HEADERS, text_answer("Hello", " there"))
 
 
-class ServedAdapter(AnthropicChatAdapter):
-    """The adapter, with the fake server it talks to (for assert_released)."""
+class TestAnthropicConformance(ServedConformance):
+    def handler(self, request: Request) -> Response:
+        return conformance_handler(request)
 
-    def __init__(self, client: anthropic.AsyncAnthropic, server: FakeServer, model: str) -> None:
-        super().__init__(client, model=model)
-        self.server = server
+    def client(self, server: FakeServer) -> anthropic.AsyncAnthropic:
+        return sdk_client(server.url())
 
-
-class TestAnthropicConformance(AdapterConformance):
-    @pytest.fixture
-    async def server(self) -> AsyncGenerator[FakeServer]:
-        async with serve(conformance_handler) as server:
-            yield server
-
-    @pytest.fixture
-    async def adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url()) as client:
-            adapter = ServedAdapter(client, server, MODEL)
-            # One request up front, so the pooled keep-alive connection (and the server
-            # task that serves it) exists before the kit counts tasks.
-            await collect(adapter)
-            yield adapter
-
-    @pytest.fixture
-    async def slow_adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url()) as client:
-            yield ServedAdapter(client, server, "slow")
-
-    async def assert_released(self, adapter: AIChatAdapter) -> None:
-        assert isinstance(adapter, ServedAdapter)
-        await released(adapter.server)
+    def make_adapter(
+        self, client: anthropic.AsyncAnthropic, server: FakeServer, *, slow: bool
+    ) -> AnthropicChatAdapter:
+        return AnthropicChatAdapter(client, model="slow" if slow else MODEL)
 
 
 # --- the example ----------------------------------------------------------------------------
@@ -1131,27 +1038,12 @@ async def _run_the_example() -> None:
         *ending(),
     ]
     async with serve(streaming(steps)) as server:
-        with anyio.fail_after(60):  # a hang guard: a subprocess that imports the SDK
-            result = await anyio.run_process(
-                [
-                    sys.executable,
-                    "examples/anthropic_chat.py",
-                    "--base-url",
-                    server.url(),
-                    "--api-key",
-                    "test",
-                    "--model",
-                    "claude-x",
-                    "--system",
-                    "Be brief.",
-                    "--backend",
-                    "trio",
-                    "Why is the sky blue?",
-                ],
-                cwd=ROOT,
-                check=False,
-                env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
-            )
+        result = await run_example(
+            "examples/anthropic_chat.py",
+            *("--base-url", server.url(), "--api-key", "test", "--model", "claude-x"),
+            *("--system", "Be brief.", "--backend", "trio", "Why is the sky blue?"),
+            env_prefixes=("ANTHROPIC_",),
+        )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
         "[Rayleigh.]",

@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import ssl
-import subprocess
-import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, cast
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, ClassVar, cast
 
 import anyio
 import httpx2
@@ -31,11 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ai_chat import (
-    AbortSignal,
     AIChatAdapter,
     ChatEvent,
     ConfigurationError,
-    LimitExceededError,
     ProviderError,
     StreamFormatError,
     TruncatedStreamError,
@@ -46,19 +39,31 @@ from ai_chat._events import EventChecker
 from ai_chat.adapters._gemini_events import GenerateContentMapper
 from ai_chat.adapters.gemini import GeminiChatAdapter
 from ai_chat.limits import JSONLimits
-from ai_chat.testing import AdapterConformance
 
+from .common import (
+    HANG_GUARD,
+    HELLO,
+    TLS,
+    SDKImports,
+    ServedConformance,
+    StreamChecks,
+    collect,
+    failure_with,
+    finish_of,
+    of_type,
+    run_example,
+    run_with,
+    text_of,
+    types,
+    with_message,
+    with_parameters,
+)
 from .fake_server import FakeServer, Request, Response, Step, serve, sse
+from .release import ReleaseOnStop, released
 
-ROOT = Path(__file__).resolve().parents[2]
-# A guard against hangs, never a performance assertion.
-HANG_GUARD = 10.0
 MODEL = "gemini-test"
 RESPONSE_ID = "resp-7f3a"
 PATH = f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
-HELLO: Mapping[str, Any] = {
-    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}]
-}
 SSE_HEADERS = {"content-type": "text/event-stream"}
 USAGE = {
     "promptTokenCount": 42,
@@ -118,10 +123,6 @@ def streaming(steps: Sequence[Step]) -> Callable[[Request], Response]:
 
 # --- running the adapter --------------------------------------------------------------------
 
-# Loading the CA bundle is most of what creating a client costs; the loopback server
-# never uses TLS, so the tests share one context.
-TLS = ssl.create_default_context()
-
 
 @asynccontextmanager
 async def sdk_client(base_url: str, **options: Any) -> AsyncGenerator[genai.Client]:
@@ -149,15 +150,8 @@ async def gemini_adapter(
         yield server, GeminiChatAdapter(client, model=MODEL, **options)
 
 
-async def collect(adapter: AIChatAdapter, request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    with anyio.fail_after(HANG_GUARD):
-        async with create_chat_stream(adapter, request) as stream:
-            return [event async for event in stream]
-
-
 async def run(steps: Sequence[Step], request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    async with gemini_adapter(streaming(steps)) as (_server, adapter):
-        return await collect(adapter, request)
+    return await run_with(gemini_adapter, streaming(steps), request)
 
 
 async def failure(
@@ -166,30 +160,7 @@ async def failure(
     request: Mapping[str, Any] = HELLO,
 ) -> tuple[Any, list[ChatEvent], FakeServer]:
     """The error the stream raised, the events delivered before it, and the server."""
-    events: list[ChatEvent] = []
-    async with gemini_adapter(handler) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(expected) as caught:
-            async with create_chat_stream(adapter, request) as stream:
-                async for item in stream:
-                    events.append(item)
-    return caught.value, events, server
-
-
-def types(events: Sequence[ChatEvent]) -> list[str]:
-    return [e["type"] for e in events]
-
-
-def of_type(events: Sequence[ChatEvent], kind: str) -> list[Mapping[str, Any]]:
-    return [cast("Mapping[str, Any]", e) for e in events if e["type"] == kind]
-
-
-def text_of(events: Sequence[ChatEvent], kind: str = "text") -> str:
-    return "".join(e["delta"] for e in of_type(events, f"{kind}-delta"))
-
-
-def finish_of(events: Sequence[ChatEvent]) -> Mapping[str, Any]:
-    assert events[-1]["type"] == "finish"
-    return cast("Mapping[str, Any]", events[-1])
+    return await failure_with(gemini_adapter, handler, expected, request)
 
 
 # --- streaming ------------------------------------------------------------------------------
@@ -446,23 +417,29 @@ async def test_a_continuation_finish_is_a_provider_error() -> None:
     assert "CONTINUATION" in error.detail
 
 
-async def test_a_complete_stream_returns_its_connection_to_the_pool() -> None:
-    async with gemini_adapter(streaming(text_answer("ok"))) as (server, adapter):
-        for _ in range(3):
-            assert text_of(await collect(adapter)) == "ok"
-    assert server.connections == 1 and server.disconnects == 0
+class TestStreamChecks(StreamChecks):
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
+    answer: ClassVar[Sequence[Step]] = text_answer("ok")
+    eol: ClassVar[bytes] = b"\r\n"
+
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return gemini_adapter(handler)
 
 
 # Any sequence of chunks Gemini could send gives events the core accepts (or a typed error).
 
 _JSON_LEAF = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
-_ARGS: st.SearchStrategy[object] = st.recursive(
-    _JSON_LEAF,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
+
+
+def _containers(inner: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    # A named function: hypothesis checks by its source that extend= uses its argument,
+    # which a multi-line lambda does not always let it find.
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+
+
+_ARGS: st.SearchStrategy[object] = st.recursive(_JSON_LEAF, _containers, max_leaves=6)
 _SIGNATURE = st.none() | st.sampled_from(["", "c2ln"])
 
 
@@ -813,14 +790,6 @@ async def test_the_sdk_builds_vertex_ai_urls() -> None:
     )
 
 
-def with_message(*parts: Mapping[str, Any], role: str = "user") -> dict[str, Any]:
-    return {"messages": [*HELLO["messages"], {"id": "m", "role": role, "parts": list(parts)}]}
-
-
-def with_parameters(**parameters: Any) -> dict[str, Any]:
-    return {**HELLO, "parameters": parameters}
-
-
 UNSUPPORTED = [
     pytest.param(with_parameters(mood="happy"), "$.parameters.mood", "unknown", id="unknown"),
     pytest.param(
@@ -995,12 +964,6 @@ async def test_sse_format_errors_pass_through(body: bytes, reason: str) -> None:
     assert reason in error.reason
 
 
-async def test_sse_limits_pass_through() -> None:
-    huge = b"data: " + b"x" * (4 * 1024 * 1024 + 1) + b"\r\n\r\n"
-    error, _events, _server = await failure(streaming([huge]), LimitExceededError)
-    assert error.limit == "max_line_chars"
-
-
 def google_error(
     status: int, kind: str, message: str, headers: Mapping[str, str] = {}, **extra: Any
 ) -> Response:
@@ -1109,92 +1072,29 @@ async def test_a_stalled_stream_is_a_provider_error() -> None:
 SLOW: list[Step] = [chunk(text("one ")), chunk(text("two ")), "hang"]
 
 
-async def released(server: FakeServer) -> None:
-    """The server saw the client hang up; no body generator was left for the GC."""
-    with anyio.fail_after(HANG_GUARD):
-        await server.wait_until(lambda s: s.disconnects == 1)
-    assert server.closed == server.connections == 1
-    # A body generator left suspended would be reported now (trio warns, and pytest turns
-    # the warning into an error).
-    gc.collect()
-    await anyio.lowlevel.checkpoint()
+class TestReleaseOnStop(ReleaseOnStop):
+    slow: ClassVar[Sequence[Step]] = SLOW
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
+    small_response_chars: ClassVar[int] = 100
 
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return gemini_adapter(handler)
 
-async def test_cancelling_a_pending_read_closes_the_connection() -> None:
-    async with gemini_adapter(streaming(SLOW)) as (server, adapter):
-        stream = create_chat_stream(adapter, HELLO)
-        with anyio.fail_after(HANG_GUARD):
-            while (await stream.__anext__())["type"] != "text-delta":
-                pass
-        with anyio.move_on_after(0.05):
-            while True:
-                await stream.__anext__()
-        await released(server)
-        await stream.aclose()
-
-
-async def test_aclose_mid_stream_closes_the_connection() -> None:
-    # The SDK's own generator does not release the connection on aclose() (its
-    # generators form a cycle that only the garbage collector breaks); ours does, at once.
-    gc.disable()
-    try:
-        async with gemini_adapter(streaming(SLOW)) as (server, adapter):
-            stream = create_chat_stream(adapter, HELLO)
-            with anyio.fail_after(HANG_GUARD):
-                await stream.__anext__()
-                await stream.aclose()
-                await server.wait_until(lambda s: s.disconnects == 1)
-    finally:
-        gc.enable()
-    await released(server)
-
-
-async def test_break_inside_async_with_closes_the_connection() -> None:
-    async with gemini_adapter(streaming(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD):
-            async with create_chat_stream(adapter, HELLO) as stream:
-                async for item in stream:
-                    if item["type"] == "text-delta":
-                        break
-        await released(server)
-
-
-async def test_a_validation_failure_downstream_closes_the_connection() -> None:
-    async with gemini_adapter(streaming(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(LimitExceededError):
-            async with create_chat_stream(adapter, HELLO, max_response_chars=100) as stream:
-                async for _event in stream:
-                    pass
-        await released(server)
-
-
-async def test_closing_the_adapter_generator_at_a_yield_closes_the_connection() -> None:
-    async with gemini_adapter(streaming(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            assert (await events.__anext__())["type"] == "start"
-            await events.aclose()  # suspended at a yield, the response still open
-        await released(server)
-
-
-async def test_cancellation_passes_through_the_adapter_unwrapped() -> None:
-    async with gemini_adapter(streaming(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            while (await events.__anext__())["type"] != "text-delta":
-                pass
-            with anyio.move_on_after(0.05) as scope:
-                # The adapter now waits for the hanging server; a cancellation it wrapped
-                # would escape here as an error instead of ending in the scope.
-                async for _event in events:
-                    pass
-            assert scope.cancelled_caught
+    async def test_aclose_mid_stream_closes_the_connection(self) -> None:
+        # The SDK's own generator does not release the connection on aclose() (its
+        # generators form a cycle that only the garbage collector breaks); ours does, at once.
+        gc.disable()
+        try:
+            async with self._slow() as (server, adapter):
+                stream = create_chat_stream(adapter, HELLO)
+                with anyio.fail_after(HANG_GUARD):
+                    await stream.__anext__()
+                    await stream.aclose()
+                    await server.wait_until(lambda s: s.disconnects == 1)
+        finally:
+            gc.enable()
         await released(server)
 
 
@@ -1325,29 +1225,10 @@ def test_missing_credentials_are_a_configuration_error(monkeypatch: pytest.Monke
     assert caught.value.parameter == "api_key"
 
 
-def python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-def test_importing_ai_chat_does_not_import_the_sdk() -> None:
-    result = python(
-        "import sys, ai_chat, ai_chat.adapters, ai_chat.testing\n"
-        "print(sorted(m for m in sys.modules if m.startswith('google.genai')))\n"
-        "print('ai_chat.adapters._scripted' in sys.modules)"  # the probe can see imports
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["[]", "True"]
-
-
-def test_importing_the_adapter_without_the_sdk_names_the_extra() -> None:
-    result = python(
-        "import sys\nsys.modules['google.genai'] = None\nimport ai_chat.adapters.gemini"
-    )
-    assert result.returncode == 1
-    assert 'pip install "ai_chat[gemini]"' in result.stderr
-    assert "ImportError" in result.stderr
+class TestSDKImports(SDKImports):
+    extra: ClassVar[str] = "gemini"
+    sdk: ClassVar[str] = "google.genai"
+    loaded: ClassVar[str] = "m.startswith('google.genai')"
 
 
 # --- the conformance kit --------------------------------------------------------------------
@@ -1360,37 +1241,17 @@ def conformance_handler(request: Request) -> Response:
     return Response(200, SSE_HEADERS, text_answer("Hello", " there"))
 
 
-class ServedAdapter(GeminiChatAdapter):
-    """The adapter, with the fake server it talks to (for assert_released)."""
+class TestGeminiConformance(ServedConformance):
+    def handler(self, request: Request) -> Response:
+        return conformance_handler(request)
 
-    def __init__(self, client: genai.Client, server: FakeServer, model: str) -> None:
-        super().__init__(client, model=model)
-        self.server = server
+    def client(self, server: FakeServer) -> AbstractAsyncContextManager[genai.Client]:
+        return sdk_client(server.url())
 
-
-class TestGeminiConformance(AdapterConformance):
-    @pytest.fixture
-    async def server(self) -> AsyncGenerator[FakeServer]:
-        async with serve(conformance_handler) as server:
-            yield server
-
-    @pytest.fixture
-    async def adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url()) as client:
-            adapter = ServedAdapter(client, server, MODEL)
-            # One request up front, so the pooled keep-alive connection (and the server
-            # task that serves it) exists before the kit counts tasks.
-            await collect(adapter)
-            yield adapter
-
-    @pytest.fixture
-    async def slow_adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url()) as client:
-            yield ServedAdapter(client, server, "slow")
-
-    async def assert_released(self, adapter: AIChatAdapter) -> None:
-        assert isinstance(adapter, ServedAdapter)
-        await released(adapter.server)
+    def make_adapter(
+        self, client: genai.Client, server: FakeServer, *, slow: bool
+    ) -> GeminiChatAdapter:
+        return GeminiChatAdapter(client, model="slow" if slow else MODEL)
 
 
 # --- the example ----------------------------------------------------------------------------
@@ -1405,29 +1266,12 @@ def test_the_example_streams_from_a_base_url() -> None:
 async def _run_the_example() -> None:
     steps = [chunk(thought("Rayleigh.")), chunk(text("Blue ")), chunk(text("light.")), ending()]
     async with serve(streaming(steps)) as server:
-        with anyio.fail_after(60):  # a hang guard: a subprocess that imports the SDK
-            result = await anyio.run_process(
-                [
-                    sys.executable,
-                    "examples/gemini_chat.py",
-                    "--base-url",
-                    server.url(),
-                    "--api-key",
-                    "test",
-                    "--model",
-                    "gemini-x",
-                    "--system",
-                    "Be brief.",
-                    "--backend",
-                    "trio",
-                    "Why is the sky blue?",
-                ],
-                cwd=ROOT,
-                check=False,
-                env={
-                    k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_"))
-                },
-            )
+        result = await run_example(
+            "examples/gemini_chat.py",
+            *("--base-url", server.url(), "--api-key", "test", "--model", "gemini-x"),
+            *("--system", "Be brief.", "--backend", "trio", "Why is the sky blue?"),
+            env_prefixes=("GEMINI_", "GOOGLE_"),
+        )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
         "[Rayleigh.]",

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import email.utils
 import json
-import os
-import ssl
-import subprocess
-import sys
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import anyio
@@ -29,28 +24,38 @@ from ai_chat import (
     AIChatAdapter,
     ChatEvent,
     ConfigurationError,
-    LimitExceededError,
     ProviderError,
     StreamFormatError,
     TruncatedStreamError,
     ValidationError,
-    create_chat_stream,
 )
 from ai_chat.adapters._http import retry_after
 from ai_chat.adapters.openai import OpenAIChatAdapter
-from ai_chat.testing import AdapterConformance
 
+from .common import (
+    HANG_GUARD,
+    HELLO,
+    TLS,
+    CallerOwnedClient,
+    SDKImports,
+    ServedConformance,
+    StreamChecks,
+    collect,
+    failure_with,
+    finish_of,
+    of_type,
+    run_example,
+    run_with,
+    text_of,
+    types,
+    with_message,
+    with_parameters,
+)
 from .fake_server import FakeServer, Request, Response, Step, serve, sse
-from .release import ReleaseOnStop, released
+from .release import ReleaseOnStop
 
-ROOT = Path(__file__).resolve().parents[2]
-# A guard against hangs, never a performance assertion.
-HANG_GUARD = 10.0
 MODEL = "gpt-test"
 REQUEST_ID = "req_0123456789"
-HELLO: Mapping[str, Any] = {
-    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}]
-}
 USAGE = {
     "prompt_tokens": 11,
     "completion_tokens": 7,
@@ -138,10 +143,6 @@ def streaming(steps: Sequence[Step]) -> Callable[[Request], Response]:
 
 # --- running the adapter --------------------------------------------------------------------
 
-# Loading the CA bundle is most of what creating a client costs; the loopback server
-# never uses TLS, so the tests share one context.
-TLS = ssl.create_default_context()
-
 
 def sdk_client(base_url: str) -> openai.AsyncOpenAI:
     """The genuine SDK client, as a test would configure it (no retries)."""
@@ -163,15 +164,8 @@ async def openai_adapter(
         yield server, OpenAIChatAdapter(client, model=MODEL, **options)
 
 
-async def collect(adapter: AIChatAdapter, request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    with anyio.fail_after(HANG_GUARD):
-        async with create_chat_stream(adapter, request) as stream:
-            return [event async for event in stream]
-
-
 async def run(steps: Sequence[Step], request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    async with openai_adapter(streaming(steps)) as (_server, adapter):
-        return await collect(adapter, request)
+    return await run_with(openai_adapter, streaming(steps), request)
 
 
 async def failure(
@@ -180,30 +174,7 @@ async def failure(
     request: Mapping[str, Any] = HELLO,
 ) -> tuple[Any, list[ChatEvent], FakeServer]:
     """The error the stream raised, the events delivered before it, and the server."""
-    events: list[ChatEvent] = []
-    async with openai_adapter(handler) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(expected) as caught:
-            async with create_chat_stream(adapter, request) as stream:
-                async for event in stream:
-                    events.append(event)
-    return caught.value, events, server
-
-
-def types(events: Sequence[ChatEvent]) -> list[str]:
-    return [event["type"] for event in events]
-
-
-def of_type(events: Sequence[ChatEvent], kind: str) -> list[Mapping[str, Any]]:
-    return [cast("Mapping[str, Any]", e) for e in events if e["type"] == kind]
-
-
-def text_of(events: Sequence[ChatEvent], kind: str = "text") -> str:
-    return "".join(e["delta"] for e in of_type(events, f"{kind}-delta"))
-
-
-def finish_of(events: Sequence[ChatEvent]) -> Mapping[str, Any]:
-    assert events[-1]["type"] == "finish"
-    return cast("Mapping[str, Any]", events[-1])
+    return await failure_with(openai_adapter, handler, expected, request)
 
 
 # --- streaming ------------------------------------------------------------------------------
@@ -468,11 +439,15 @@ async def test_a_clean_end_after_finish_reason_without_done_is_accepted() -> Non
     assert finish_of(events)["usage"]["totalTokens"] == 18
 
 
-async def test_a_complete_stream_returns_its_connection_to_the_pool() -> None:
-    async with openai_adapter(streaming([*text_chunks("Hi"), *ending()])) as (server, adapter):
-        for _ in range(3):
-            assert text_of(await collect(adapter)) == "Hi"
-        assert server.connections == 1 and server.disconnects == 0
+class TestStreamChecks(StreamChecks):
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
+    answer: ClassVar[Sequence[Step]] = [*text_chunks("Hi"), *ending()]
+    answer_text: ClassVar[str] = "Hi"
+
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return openai_adapter(handler)
 
 
 # --- the request ----------------------------------------------------------------------------
@@ -707,14 +682,6 @@ async def test_reasoning_parts_can_be_omitted_explicitly() -> None:
     assert server.requests[0].json()["messages"][1] == {"role": "assistant", "content": "Hi"}
 
 
-def with_message(*parts: Mapping[str, Any], role: str = "user") -> dict[str, Any]:
-    return {"messages": [*HELLO["messages"], {"id": "m", "role": role, "parts": list(parts)}]}
-
-
-def with_parameters(**parameters: Any) -> dict[str, Any]:
-    return {**HELLO, "parameters": parameters}
-
-
 UNSUPPORTED = [
     pytest.param(
         with_message({"type": "data-weather", "data": {"t": 1}}),
@@ -875,12 +842,6 @@ async def test_sse_format_errors_pass_through(body: bytes, reason: str) -> None:
     assert reason in error.reason
 
 
-async def test_sse_limits_pass_through() -> None:
-    huge = b"data: " + b"x" * (4 * 1024 * 1024 + 1) + b"\n\n"
-    error, _events, _server = await failure(streaming([huge]), LimitExceededError)
-    assert error.limit == "max_line_chars"
-
-
 def json_error(status: int, error: Mapping[str, Any], headers: Mapping[str, str]) -> Response:
     body = json.dumps({"error": error}).encode()
     return Response(
@@ -1017,33 +978,21 @@ class TestReleaseOnStop(ReleaseOnStop):
 # --- construction and ownership -------------------------------------------------------------
 
 
-async def test_an_owned_client_is_created_from_settings_and_closed_by_aclose() -> None:
-    async with serve(streaming([*text_chunks("ok"), *ending()])) as server:
-        adapter = OpenAIChatAdapter(
-            model=MODEL, api_key="sk-owned", base_url=server.url("/v1"), max_retries=0
-        )
-        assert text_of(await collect(adapter)) == "ok"
-        assert server.requests[0].headers["authorization"] == "Bearer sk-owned"
-        assert not adapter.client.is_closed()
-        await adapter.aclose()
-        assert adapter.client.is_closed()
-        with anyio.fail_after(HANG_GUARD):  # the pooled connection went with the client
-            await server.wait_until(lambda s: s.closed == 1)
+class TestCallerOwnedClient(CallerOwnedClient):
+    answer: ClassVar[Sequence[Step]] = [*text_chunks("ok"), *ending()]
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
 
+    def owned(self, **settings: Any) -> OpenAIChatAdapter:
+        return OpenAIChatAdapter(model=MODEL, **settings)
 
-async def test_an_owned_client_is_closed_by_async_with() -> None:
-    async with OpenAIChatAdapter(model=MODEL, api_key="k") as adapter:
-        client = adapter.client
-        assert not client.is_closed()
-    assert client.is_closed()
+    def callers_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(api_key="k")
 
+    def adapter_for(self, client: openai.AsyncOpenAI) -> OpenAIChatAdapter:
+        return OpenAIChatAdapter(client, model=MODEL)
 
-async def test_a_callers_client_is_never_closed() -> None:
-    async with openai.AsyncOpenAI(api_key="k") as client:
-        async with OpenAIChatAdapter(client, model=MODEL) as adapter:
-            assert adapter.client is client
-        await adapter.aclose()
-        assert not client.is_closed()
+    def base_url(self, server: FakeServer) -> str:
+        return server.url("/v1")
 
 
 def test_the_owned_client_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1089,27 +1038,10 @@ def test_a_missing_api_key_is_a_configuration_error(monkeypatch: pytest.MonkeyPa
     assert caught.value.parameter == "api_key"
 
 
-def python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-
-
-def test_importing_ai_chat_does_not_import_the_sdk() -> None:
-    result = python(
-        "import sys, ai_chat, ai_chat.adapters, ai_chat.testing\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('openai', 'httpx2')))\n"
-        "print('ai_chat.adapters._scripted' in sys.modules)"  # the probe can see imports
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["[]", "True"]
-
-
-def test_importing_the_adapter_without_the_sdk_names_the_extra() -> None:
-    result = python("import sys\nsys.modules['openai'] = None\nimport ai_chat.adapters.openai")
-    assert result.returncode == 1
-    assert 'pip install "ai_chat[openai]"' in result.stderr
-    assert "ImportError" in result.stderr
+class TestSDKImports(SDKImports):
+    extra: ClassVar[str] = "openai"
+    sdk: ClassVar[str] = "openai"
+    loaded: ClassVar[str] = "m.split('.')[0] in ('openai', 'httpx2')"
 
 
 # --- the conformance kit --------------------------------------------------------------------
@@ -1122,37 +1054,17 @@ def conformance_handler(request: Request) -> Response:
     return Response(200, SSE_HEADERS, [*text_chunks("Hello", " there"), *ending()])
 
 
-class ServedAdapter(OpenAIChatAdapter):
-    """The adapter, with the fake server it talks to (for assert_released)."""
+class TestOpenAIChatConformance(ServedConformance):
+    def handler(self, request: Request) -> Response:
+        return conformance_handler(request)
 
-    def __init__(self, client: openai.AsyncOpenAI, server: FakeServer, model: str) -> None:
-        super().__init__(client, model=model)
-        self.server = server
+    def client(self, server: FakeServer) -> openai.AsyncOpenAI:
+        return sdk_client(server.url("/v1"))
 
-
-class TestOpenAIChatConformance(AdapterConformance):
-    @pytest.fixture
-    async def server(self) -> AsyncGenerator[FakeServer]:
-        async with serve(conformance_handler) as server:
-            yield server
-
-    @pytest.fixture
-    async def adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url("/v1")) as client:
-            adapter = ServedAdapter(client, server, MODEL)
-            # One request up front, so the pooled keep-alive connection (and the server
-            # task that serves it) exists before the kit counts tasks.
-            await collect(adapter)
-            yield adapter
-
-    @pytest.fixture
-    async def slow_adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url("/v1")) as client:
-            yield ServedAdapter(client, server, "slow")
-
-    async def assert_released(self, adapter: AIChatAdapter) -> None:
-        assert isinstance(adapter, ServedAdapter)
-        await released(adapter.server)
+    def make_adapter(
+        self, client: openai.AsyncOpenAI, server: FakeServer, *, slow: bool
+    ) -> OpenAIChatAdapter:
+        return OpenAIChatAdapter(client, model="slow" if slow else MODEL)
 
 
 # --- the example ----------------------------------------------------------------------------
@@ -1166,23 +1078,12 @@ async def test_the_example_streams_from_an_openai_compatible_server() -> None:
         *ending(),
     ]
     async with serve(streaming(steps)) as server:
-        with anyio.fail_after(60):  # a hang guard: a subprocess that imports the SDK
-            result = await anyio.run_process(
-                [
-                    sys.executable,
-                    "examples/openai_chat.py",
-                    "--base-url",
-                    server.url("/v1"),
-                    "--model",
-                    "llama3.2",
-                    "--system",
-                    "Be brief.",
-                    "Why is the sky blue?",
-                ],
-                cwd=ROOT,
-                check=False,
-                env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
-            )
+        result = await run_example(
+            "examples/openai_chat.py",
+            *("--base-url", server.url("/v1"), "--model", "llama3.2", "--system", "Be brief."),
+            "Why is the sky blue?",
+            env_prefixes=("OPENAI_",),
+        )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
         "[Rayleigh.]",

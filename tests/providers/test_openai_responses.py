@@ -9,14 +9,10 @@ and records what it received.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 from typing import Any, ClassVar, cast
 
-import anyio
 import httpx2
 import openai
 import pytest
@@ -25,35 +21,41 @@ from ai_chat import (
     AIChatAdapter,
     ChatEvent,
     ConfigurationError,
-    LimitExceededError,
     ProviderError,
     StreamFormatError,
     TruncatedStreamError,
     ValidationError,
-    create_chat_stream,
 )
 from ai_chat.adapters.openai import OpenAIChatAdapter
-from ai_chat.testing import AdapterConformance
 
+from .common import (
+    HELLO,
+    ServedConformance,
+    StreamChecks,
+    collect,
+    failure_with,
+    finish_of,
+    of_type,
+    run_example,
+    run_with,
+    text_of,
+    types,
+    with_message,
+    with_parameters,
+)
 from .fake_server import FakeServer, Request, Response, Step, serve, sse
-from .release import HANG_GUARD, HELLO, ReleaseOnStop, released
+from .release import ReleaseOnStop
 from .test_openai_chat import (
     MODEL,
     PDF,
     PNG,
     REQUEST_ID,
     SSE_HEADERS,
-    collect,
-    finish_of,
     json_error,
-    of_type,
     sdk_client,
     streaming,
-    text_of,
-    types,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 RESPONSE_ID = "resp_0123456789"
 USAGE = {
     "input_tokens": 11,
@@ -329,8 +331,7 @@ async def responses_adapter(
 
 
 async def run(steps: Sequence[Step], request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    async with responses_adapter(streaming(steps)) as (_server, adapter):
-        return await collect(adapter, request)
+    return await run_with(responses_adapter, streaming(steps), request)
 
 
 async def failure(
@@ -339,13 +340,7 @@ async def failure(
     request: Mapping[str, Any] = HELLO,
 ) -> tuple[Any, list[ChatEvent], FakeServer]:
     """The error the stream raised, the events delivered before it, and the server."""
-    events: list[ChatEvent] = []
-    async with responses_adapter(handler) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(expected) as caught:
-            async with create_chat_stream(adapter, request) as stream:
-                async for event in stream:
-                    events.append(event)
-    return caught.value, events, server
+    return await failure_with(responses_adapter, handler, expected, request)
 
 
 def assistant_message(events: Sequence[ChatEvent], message_id: str = "a1") -> dict[str, Any]:
@@ -626,6 +621,26 @@ async def test_arguments_that_come_whole_are_one_delta() -> None:
     assert of_type(events, "tool-input-available")[0]["input"] == {"n": 1}
 
 
+async def test_arguments_in_the_added_item_then_deltas_are_not_doubled() -> None:
+    # A server that puts the arguments in the added item and streams them too.
+    wire = Wire()
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"}
+    where = {"item_id": "fc_1", "output_index": 0}
+    steps = [
+        *wire.created(),
+        wire.event(
+            "response.output_item.added", output_index=0, item={**call, "arguments": '{"n": 1}'}
+        ),
+        wire.event("response.function_call_arguments.delta", **where, delta='{"n": '),
+        wire.event("response.function_call_arguments.delta", **where, delta="1}"),
+        wire.event("response.output_item.done", output_index=0, item=call),
+        wire.completed(),
+    ]
+    events = await run(steps)
+    assert "".join(e["inputTextDelta"] for e in of_type(events, "tool-input-delta")) == '{"n": 1}'
+    assert of_type(events, "tool-input-available")[0]["input"] == {"n": 1}
+
+
 @pytest.mark.parametrize(
     ("arguments", "reason"),
     [
@@ -803,11 +818,15 @@ async def test_a_length_stop_during_a_function_call_is_length() -> None:
     assert finish_of(events)["finishReason"] == "length"
 
 
-async def test_a_complete_stream_returns_its_connection_to_the_pool() -> None:
-    async with responses_adapter(streaming(text_stream("Hi"))) as (server, adapter):
-        for _ in range(3):
-            assert text_of(await collect(adapter)) == "Hi"
-        assert server.connections == 1 and server.disconnects == 0
+class TestStreamChecks(StreamChecks):
+    headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
+    answer: ClassVar[Sequence[Step]] = text_stream("Hi")
+    answer_text: ClassVar[str] = "Hi"
+
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return responses_adapter(handler)
 
 
 # --- the request ----------------------------------------------------------------------------
@@ -1184,14 +1203,6 @@ async def test_unresolvable_stateless_reasoning_can_be_omitted_explicitly() -> N
     ]
 
 
-def with_message(*parts: Mapping[str, Any], role: str = "user") -> dict[str, Any]:
-    return {"messages": [*HELLO["messages"], {"id": "m", "role": role, "parts": list(parts)}]}
-
-
-def with_parameters(**parameters: Any) -> dict[str, Any]:
-    return {**HELLO, "parameters": parameters}
-
-
 def with_options(**options: Any) -> dict[str, Any]:
     return with_parameters(providerOptions={"openai": options})
 
@@ -1505,12 +1516,6 @@ async def test_sse_format_errors_pass_through(body: bytes, reason: str) -> None:
     assert reason in error.reason
 
 
-async def test_sse_limits_pass_through() -> None:
-    huge = b"data: " + b"x" * (4 * 1024 * 1024 + 1) + b"\n\n"
-    error, _events, _server = await failure(streaming([huge]), LimitExceededError)
-    assert error.limit == "max_line_chars"
-
-
 @pytest.mark.parametrize(
     ("status", "error", "headers", "error_type", "retry_after", "hint"),
     [
@@ -1634,37 +1639,17 @@ def conformance_handler(request: Request) -> Response:
     return Response(200, SSE_HEADERS, text_stream("Hello", " there"))
 
 
-class ServedAdapter(OpenAIChatAdapter):
-    """The Responses adapter, with the fake server it talks to (for assert_released)."""
+class TestOpenAIResponsesConformance(ServedConformance):
+    def handler(self, request: Request) -> Response:
+        return conformance_handler(request)
 
-    def __init__(self, client: openai.AsyncOpenAI, server: FakeServer, model: str) -> None:
-        super().__init__(client, model=model, api="responses")
-        self.server = server
+    def client(self, server: FakeServer) -> openai.AsyncOpenAI:
+        return sdk_client(server.url("/v1"))
 
-
-class TestOpenAIResponsesConformance(AdapterConformance):
-    @pytest.fixture
-    async def server(self) -> AsyncGenerator[FakeServer]:
-        async with serve(conformance_handler) as server:
-            yield server
-
-    @pytest.fixture
-    async def adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url("/v1")) as client:
-            adapter = ServedAdapter(client, server, MODEL)
-            # One request up front, so the pooled keep-alive connection (and the server
-            # task that serves it) exists before the kit counts tasks.
-            await collect(adapter)
-            yield adapter
-
-    @pytest.fixture
-    async def slow_adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with sdk_client(server.url("/v1")) as client:
-            yield ServedAdapter(client, server, "slow")
-
-    async def assert_released(self, adapter: AIChatAdapter) -> None:
-        assert isinstance(adapter, ServedAdapter)
-        await released(adapter.server)
+    def make_adapter(
+        self, client: openai.AsyncOpenAI, server: FakeServer, *, slow: bool
+    ) -> OpenAIChatAdapter:
+        return OpenAIChatAdapter(client, model="slow" if slow else MODEL, api="responses")
 
 
 # --- the example ----------------------------------------------------------------------------
@@ -1679,27 +1664,16 @@ async def test_the_example_streams_from_the_responses_api(anyio_backend: str) ->
         wire.completed(),
     ]
     async with serve(streaming(steps)) as server:
-        with anyio.fail_after(60):  # a hang guard: a subprocess that imports the SDK
-            result = await anyio.run_process(
-                [
-                    sys.executable,
-                    "examples/openai_responses.py",
-                    "--base-url",
-                    server.url("/v1"),
-                    "--model",
-                    "gpt-test",
-                    "--effort",
-                    "low",
-                    "--system",
-                    "Be brief.",
-                    "--backend",
-                    anyio_backend,  # the example on the test's own backend
-                    "Why is the sky blue?",
-                ],
-                cwd=ROOT,
-                check=False,
-                env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
-            )
+        result = await run_example(
+            "examples/openai_responses.py",
+            *("--base-url", server.url("/v1"), "--model", "gpt-test", "--effort", "low"),
+            "--system",
+            "Be brief.",
+            "--backend",
+            anyio_backend,  # the example on the test's own backend
+            "Why is the sky blue?",
+            env_prefixes=("OPENAI_",),
+        )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
         "[Rayleigh.]",

@@ -12,9 +12,14 @@ from ai_chat.limits import FrozenDict, freeze_json
 from ai_chat.store import StoreError
 from ai_chat.store._codec import decode_json, decode_rows, encode_json, from_micros
 
+
+def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53 - 1), 2**53 - 1) | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    _containers,
     max_leaves=20,
 )  # fmt: skip
 

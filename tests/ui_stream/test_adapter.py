@@ -7,20 +7,18 @@ encoding and records what it received and whether the client hung up.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
-from typing import Any, cast, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, ClassVar, overload
 
 import anyio
-import anyio.lowlevel
 import httpx
 import pytest
 from anyio.abc import SocketAttribute, SocketStream
 
 from ai_chat import (
-    AbortSignal,
     AIChatAdapter,
     ConfigurationError,
     LimitExceededError,
@@ -37,8 +35,9 @@ from ai_chat.adapters.ui_stream import (
     RemoteStreamError,
     UIMessageStreamAdapter,
 )
-from ai_chat.testing import AdapterConformance
+from tests.providers.common import ServedConformance
 from tests.providers.fake_server import FakeServer, Request, Response, Step, serve
+from tests.providers.release import ReleaseOnStop, released
 
 from .wire import (
     DONE,
@@ -557,6 +556,8 @@ async def test_a_final_finish_without_its_blank_line_is_not_delivered() -> None:
         (b'data: "text"\n\n', "expected a chunk object"),
         (b'data: {"delta": "x"}\n\n', "expected a chunk object with a string type"),
         (b'data: {"type": 7}\n\n', "expected a chunk object with a string type"),
+        (b'data: {"type": ["text-delta"]}\n\n', "expected a chunk object with a string type"),
+        (b'data: {"type": {"t": 1}}\n\n', "expected a chunk object with a string type"),
         (b'data: {"type": "text-delta", "id": "t", "delta": NaN}\n\n', "not JSON"),
         (b"data: " + b"[" * 200_000 + b"\n\n", "not JSON (RecursionError"),
         (b'data: {"type": "telepathy"}\n\n', "unknown chunk type 'telepathy'"),
@@ -632,14 +633,6 @@ class Endless(Sequence[Step]):
             yield self.step
 
 
-async def disconnected(server: FakeServer) -> None:
-    """The server saw the client hang up; no body generator was left for the GC."""
-    with anyio.fail_after(HANG_GUARD):
-        await server.wait_until(lambda s: s.disconnects == 1)
-    gc.collect()
-    await anyio.lowlevel.checkpoint()
-
-
 async def test_an_endless_stream_of_comments_hits_the_body_bound() -> None:
     handler = answering(Endless(b": keep-alive\n\n" * 4096))
     error, _, server = await failure(
@@ -657,7 +650,7 @@ async def test_an_endless_answer_hits_the_response_bound() -> None:
             async with create_chat_stream(adapter, HELLO, max_response_chars=200_000) as stream:
                 async for _event in stream:
                     pass
-        await disconnected(server)
+        await released(server)
     assert caught.value.limit == "max_response_chars"
 
 
@@ -736,84 +729,34 @@ async def test_a_connection_lost_mid_answer_is_a_provider_error(how: Step) -> No
 SLOW: list[Step] = [*PREFIX, "hang"]
 
 
-async def test_cancelling_a_pending_read_closes_the_connection() -> None:
-    async with served(answering(SLOW)) as (server, adapter):
-        stream = create_chat_stream(adapter, HELLO)
-        with anyio.fail_after(HANG_GUARD):
-            while (await stream.__anext__())["type"] != "text-delta":
-                pass
-        with anyio.move_on_after(0.05):
-            while True:
-                await stream.__anext__()
-        await disconnected(server)
-        await stream.aclose()
+class TestReleaseOnStop(ReleaseOnStop):
+    slow: ClassVar[Sequence[Step]] = SLOW
+    headers: ClassVar[Mapping[str, str]] = HEADERS
+    small_response_chars: ClassVar[int] = 40
 
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return served(handler)
 
-async def test_aclose_mid_stream_closes_the_connection() -> None:
-    async with served(answering(SLOW)) as (server, adapter):
-        stream = create_chat_stream(adapter, HELLO)
-        with anyio.fail_after(HANG_GUARD):
-            await stream.__anext__()
-            await stream.aclose()
-        await disconnected(server)
+    async def test_abort_from_another_task_closes_the_connection(self) -> None:
+        async with self._slow() as (server, adapter):
+            with anyio.fail_after(HANG_GUARD):
+                async with (
+                    create_chat_stream(adapter, HELLO) as stream,
+                    anyio.create_task_group() as tg,
+                ):
+                    await stream.__anext__()
 
+                    async def abort_soon() -> None:
+                        await anyio.sleep(0.05)
+                        stream.abort("the user pressed stop")
 
-async def test_break_inside_async_with_closes_the_connection() -> None:
-    async with served(answering(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD):
-            async with create_chat_stream(adapter, HELLO) as stream:
-                async for event in stream:
-                    if event["type"] == "text-delta":
-                        break
-        await disconnected(server)
-
-
-async def test_abort_from_another_task_closes_the_connection() -> None:
-    async with served(answering(SLOW)) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD):
-            async with (
-                create_chat_stream(adapter, HELLO) as stream,
-                anyio.create_task_group() as tg,
-            ):
-                await stream.__anext__()
-
-                async def abort_soon() -> None:
-                    await anyio.sleep(0.05)
-                    stream.abort("the user pressed stop")
-
-                tg.start_soon(abort_soon)
-                with pytest.raises(StreamClosedError):
-                    while True:
-                        await stream.__anext__()
-        await disconnected(server)
-
-
-async def test_closing_the_adapter_generator_at_a_yield_closes_the_connection() -> None:
-    async with served(answering(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            assert (await events.__anext__())["type"] == "start"
-            await events.aclose()
-        await disconnected(server)
-
-
-async def test_cancellation_passes_through_the_adapter_unwrapped() -> None:
-    async with served(answering(SLOW)) as (server, adapter):
-        request = create_chat_stream(adapter, HELLO).request
-        events = cast(
-            "AsyncGenerator[Mapping[str, object]]", adapter.stream(request, AbortSignal())
-        )
-        with anyio.fail_after(HANG_GUARD):
-            while (await events.__anext__())["type"] != "text-delta":
-                pass
-            with anyio.move_on_after(0.05) as scope:
-                async for _event in events:
-                    pass
-            assert scope.cancelled_caught
-        await disconnected(server)
+                    tg.start_soon(abort_soon)
+                    with pytest.raises(StreamClosedError):
+                        while True:
+                            await stream.__anext__()
+            await released(server)
 
 
 # --- construction and ownership -------------------------------------------------------------
@@ -899,34 +842,14 @@ def conformance_handler(request: Request) -> Response:
     return Response(200, HEADERS, text_answer("Hello", " there"))
 
 
-class ServedAdapter(UIMessageStreamAdapter):
-    """The adapter, with the server it talks to (for assert_released)."""
+class TestUIMessageStreamConformance(ServedConformance):
+    def handler(self, request: Request) -> Response:
+        return conformance_handler(request)
 
-    def __init__(self, server: FakeServer, client: httpx.AsyncClient, *, slow: bool) -> None:
-        super().__init__(server.url("/api/chat"), client=client, body={"slow": slow})
-        self.server = server
+    def client(self, server: FakeServer) -> httpx.AsyncClient:
+        return httpx.AsyncClient()
 
-
-class TestUIMessageStreamConformance(AdapterConformance):
-    @pytest.fixture
-    async def server(self) -> AsyncGenerator[FakeServer]:
-        async with serve(conformance_handler) as server:
-            yield server
-
-    @pytest.fixture
-    async def adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with httpx.AsyncClient() as client:
-            adapter = ServedAdapter(server, client, slow=False)
-            # One request up front, so the pooled keep-alive connection (and the server
-            # task serving it) exists before the kit counts tasks.
-            await collect(adapter)
-            yield adapter
-
-    @pytest.fixture
-    async def slow_adapter(self, server: FakeServer) -> AsyncGenerator[ServedAdapter]:
-        async with httpx.AsyncClient() as client:
-            yield ServedAdapter(server, client, slow=True)
-
-    async def assert_released(self, adapter: AIChatAdapter) -> None:
-        assert isinstance(adapter, ServedAdapter)
-        await disconnected(adapter.server)
+    def make_adapter(
+        self, client: httpx.AsyncClient, server: FakeServer, *, slow: bool
+    ) -> UIMessageStreamAdapter:
+        return UIMessageStreamAdapter(server.url("/api/chat"), client=client, body={"slow": slow})

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 
 from ai_chat import TruncatedStreamError, create_chat_stream
 from ai_chat.adapters.ui_stream import RemoteStreamError, UIMessageStreamAdapter
+from tests.providers.common import run_example, stream_failure
 
 from .wire import HANG_GUARD, HELLO, collect, plain, types
 
@@ -270,12 +270,8 @@ async def test_the_sdk_validates_and_converts_our_request(
 
 
 async def test_an_error_chunk_from_stream_text(sdk: tuple[str, httpx.AsyncClient]) -> None:
-    events: list[Any] = []
-    with anyio.fail_after(HANG_GUARD), pytest.raises(RemoteStreamError) as caught:
-        async with create_chat_stream(adapter_for(sdk, "error"), HELLO) as stream:
-            async for event in stream:
-                events.append(event)
-    assert caught.value.error_text == "the model exploded"
+    error, events = await stream_failure(adapter_for(sdk, "error"), RemoteStreamError)
+    assert error.error_text == "the model exploded"
     # The SDK server goes on after the error chunk; the adapter stops at it.
     assert types(events) == ["start", "start-step", "text-start", "text-delta"]
 
@@ -294,12 +290,8 @@ async def test_an_error_chunk_from_stream_text(sdk: tuple[str, httpx.AsyncClient
 async def test_an_unfinished_answer_is_truncated(
     sdk: tuple[str, httpx.AsyncClient], scenario: str, error_type: str, seen: list[str]
 ) -> None:
-    events: list[Any] = []
-    with anyio.fail_after(HANG_GUARD), pytest.raises(TruncatedStreamError) as caught:
-        async with create_chat_stream(adapter_for(sdk, scenario), HELLO) as stream:
-            async for event in stream:
-                events.append(event)
-    assert caught.value.error_type == error_type
+    error, events = await stream_failure(adapter_for(sdk, scenario), TruncatedStreamError)
+    assert error.error_type == error_type
     assert types(events) == seen
 
 
@@ -328,25 +320,14 @@ async def test_stopping_mid_answer_closes_the_connection(
 
 # --- the example ------------------------------------------------------------------------------
 
-ROOT = JS.parent.parent
-
 
 async def test_the_example_streams_from_the_ai_sdk_endpoint(node_server: str) -> None:
-    with anyio.fail_after(60):  # a hang guard for a subprocess
-        result = await anyio.run_process(
-            [
-                sys.executable,
-                "examples/ui_stream_client.py",
-                f"{node_server}/api/chat",
-                "What is the weather?",
-                "--body",
-                '{"scenario": "tools"}',
-                "--header",
-                "x-app: example",
-            ],
-            cwd=ROOT,
-            check=False,
-        )
+    result = await run_example(
+        "examples/ui_stream_client.py",
+        f"{node_server}/api/chat",
+        "What is the weather?",
+        *("--body", '{"scenario": "tools"}', "--header", "x-app: example"),
+    )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
         '[data-weather {"city":"Berlin","status":"loading"}]',
@@ -359,19 +340,12 @@ async def test_the_example_streams_from_the_ai_sdk_endpoint(node_server: str) ->
 
 
 async def test_the_example_reports_a_failure(node_server: str) -> None:
-    with anyio.fail_after(60):
-        result = await anyio.run_process(
-            [
-                sys.executable,
-                "examples/ui_stream_client.py",
-                f"{node_server}/api/chat",
-                "Hello",
-                "--body",
-                '{"scenario": "error"}',
-            ],
-            cwd=ROOT,
-            check=False,
-        )
+    result = await run_example(
+        "examples/ui_stream_client.py",
+        f"{node_server}/api/chat",
+        "Hello",
+        *("--body", '{"scenario": "error"}'),
+    )
     assert result.returncode == 1
     assert result.stdout.decode() == "Partial"
     assert result.stderr.decode().strip() == (

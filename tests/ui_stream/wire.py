@@ -7,23 +7,16 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-import pytest
-
-from ai_chat import AIChatAdapter, ChatEvent, create_chat_stream
+from ai_chat import ChatEvent
 from ai_chat.adapters.ui_stream import UIMessageStreamAdapter
+from tests.providers.common import HANG_GUARD, HELLO, collect, failure_with, types
 from tests.providers.fake_server import FakeServer, Request, Response, Step, serve
 
-# A guard against hangs, never a performance assertion.
-HANG_GUARD = 10.0
 HEADERS: Mapping[str, str] = {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
     "x-vercel-ai-ui-message-stream": "v1",
     "x-accel-buffering": "no",
-}
-HELLO: Mapping[str, Any] = {
-    "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}]
 }
 DONE = b"data: [DONE]\n\n"
 
@@ -65,12 +58,6 @@ async def served(
         yield server, adapter
 
 
-async def collect(adapter: AIChatAdapter, request: Mapping[str, Any] = HELLO) -> list[ChatEvent]:
-    with anyio.fail_after(HANG_GUARD):
-        async with create_chat_stream(adapter, request) as stream:
-            return [event async for event in stream]
-
-
 async def run(
     steps: Sequence[Step], request: Mapping[str, Any] = HELLO, **options: Any
 ) -> list[ChatEvent]:
@@ -91,20 +78,9 @@ async def failure(
     With ``closed``, also wait (bounded) until the server saw the connection closed
     while the adapter's client is still open: the adapter closed the response itself.
     """
-    events: list[ChatEvent] = []
-    async with served(handler, **options) as (server, adapter):
-        with anyio.fail_after(HANG_GUARD), pytest.raises(expected) as caught:
-            async with create_chat_stream(adapter, request) as stream:
-                async for item in stream:
-                    events.append(item)
-        if closed:
-            with anyio.fail_after(HANG_GUARD):
-                await server.wait_until(lambda s: s.connections == s.closed == 1)
-    return caught.value, events, server
-
-
-def types(events: Sequence[ChatEvent]) -> list[str]:
-    return [e["type"] for e in events]
+    return await failure_with(
+        lambda handler: served(handler, **options), handler, expected, request, closed=closed
+    )
 
 
 def plain(events: Sequence[ChatEvent]) -> list[dict[str, Any]]:
