@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
 
 from .._errors import ConfigurationError, ValidationError
@@ -30,10 +30,13 @@ from ._errors import DuplicateMessageError, InvalidRatingError, StoreError, Vers
 from ._records import StoredMessage
 
 __all__ = [
+    "DEFAULT_CACHE_CHARS",
     "DEFAULT_STORE_LIMITS",
     "MAX_COMMENT_CHARS",
     "MAX_KEY_CHARS",
     "EncodedMessage",
+    "MessageCache",
+    "check_cache_chars",
     "check_count",
     "check_expected_version",
     "check_key",
@@ -49,10 +52,12 @@ __all__ = [
     "new_conversation_id",
     "now_micros",
     "plan_append",
+    "serve_load",
 ]
 
 _Time = TypeVar("_Time")
 _ABSENT = object()
+_EMPTY: FrozenDict[str, Any] = FrozenDict()
 
 DEFAULT_STORE_LIMITS = JSONLimits(max_depth=64, max_values=100_000, max_chars=16_000_000)
 """The bounds on one appended batch (and on one conversation's metadata) by default."""
@@ -66,9 +71,12 @@ def now_micros() -> int:
     return time.time_ns() // 1_000
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def from_micros(micros: int) -> datetime:
-    seconds, fraction = divmod(micros, 1_000_000)
-    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=fraction)
+    """A time stored as microseconds since the epoch, as a timezone-aware UTC datetime."""
+    return _EPOCH + timedelta(microseconds=micros)
 
 
 def new_conversation_id() -> str:
@@ -146,8 +154,15 @@ def freeze_metadata(metadata: object, limits: JSONLimits) -> JSONObject:
     return cast(JSONObject, frozen)
 
 
+# Built once: json.dumps with options builds an encoder on every call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode_canonical = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True
+).encode
+
+
 def encode_json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _encode(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +206,11 @@ def encode_batch(
                 conversation_id, message_id, "the batch holds this message id twice"
             )
         seen.add(message_id)
-        canonical = json.dumps(message, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        canonical = _encode_canonical(message)
         encoded.append(
             EncodedMessage(
                 id=message_id,
-                body=encode_json(message),
+                body=_encode(message),
                 digest=hashlib.sha256(canonical.encode("utf-8")).digest(),
                 message=message,
             )
@@ -243,6 +258,8 @@ def decode_json(text: str) -> Any:
     Raises:
         StoreError: the text is not the JSON the store wrote (the database was altered).
     """
+    if text == "{}":  # metadata, usually
+        return _EMPTY
     value, end = _scan(text)
     if end != len(text):
         raise StoreError(
@@ -332,3 +349,97 @@ def plan_append(
     if new and expected_version is not None and expected_version != version:
         raise VersionConflictError(conversation_id, expected_version, version)
     return tuple(seqs), tuple(new)
+
+
+def check_cache_chars(value: object) -> int:
+    """The ``cache_chars`` option: an ``int`` >= 0 (0 turns the cache off)."""
+    if type(value) is not int or value < 0:
+        raise ConfigurationError("cache_chars", value, "an int >= 0 (0 turns the cache off)")
+    return value
+
+
+DEFAULT_CACHE_CHARS = 8_000_000
+"""The stored JSON text of the messages a store keeps decoded in memory, by default."""
+
+
+class MessageCache:
+    """Decoded messages of recently loaded conversations, least recently used dropped first.
+
+    A log is append-only and a stored message never changes, so a message once read
+    stays valid: each conversation's entry is a prefix of its log (``seq`` 1 to ``n``)
+    and a load only reads the messages after it, in one snapshot that also holds the
+    prefix. Bounded by the stored JSON text of the cached messages (``max_chars``); a
+    conversation larger than that is never cached. Used from the event loop only.
+    """
+
+    __slots__ = ("_chars", "_entries", "_max_chars")
+
+    def __init__(self, max_chars: int) -> None:
+        self._max_chars = max_chars
+        self._chars = 0
+        # conversation id -> (its first messages, their JSON text's size)
+        self._entries: dict[str, tuple[list[StoredMessage], int]] = {}
+
+    @property
+    def enabled(self) -> bool:
+        return self._max_chars > 0
+
+    @property
+    def chars(self) -> int:
+        """The size of the cached messages' stored JSON text."""
+        return self._chars
+
+    def prefix(self, conversation_id: str) -> list[StoredMessage]:
+        """The cached messages of the conversation, from ``seq`` 1 (empty if none).
+
+        The list is the cache's own: read it, never change it."""
+        entry = self._entries.pop(conversation_id, None)
+        if entry is None:
+            return []
+        self._entries[conversation_id] = entry  # now the most recently used
+        return entry[0]
+
+    def extend(
+        self, conversation_id: str, start: int, loaded: Sequence[StoredMessage], chars: int
+    ) -> None:
+        """Add messages just loaded from ``seq`` ``start + 1`` on, if they continue the
+        cached prefix (another load may have added them first)."""
+        if not loaded or self._max_chars <= 0:
+            return
+        entry = self._entries.pop(conversation_id, None)
+        messages, size = ([], 0) if entry is None else entry
+        if len(messages) != start or loaded[0].seq != start + 1:
+            if entry is not None:
+                self._entries[conversation_id] = entry
+            return
+        if size + chars > self._max_chars:  # never kept, and it evicts nothing
+            self._chars -= size
+            return
+        messages.extend(loaded)
+        self._entries[conversation_id] = (messages, size + chars)
+        self._chars += chars
+        while self._chars > self._max_chars and self._entries:
+            oldest = next(iter(self._entries))
+            self._chars -= self._entries.pop(oldest)[1]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._chars = 0
+
+
+def serve_load(
+    cached: list[StoredMessage], after: int, limit: int | None
+) -> tuple[tuple[StoredMessage, ...], int, int | None]:
+    """Split a load between the cache and the database.
+
+    Returns the messages the cache has (``seq > after``, at most ``limit``), the ``seq``
+    after which the database is to be read, and how many to read there (``None``: all;
+    0: none, the cache answered the whole load).
+    """
+    upto = len(cached)
+    if after >= upto:
+        return (), after, limit
+    end = upto if limit is None else min(upto, after + limit)
+    head = tuple(cached[after:end])
+    remaining = None if limit is None else limit - len(head)
+    return head, upto, remaining

@@ -10,12 +10,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, LiteralString, Self, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from ..limits import JSONLimits
 from ._codec import (
+    DEFAULT_CACHE_CHARS,
     DEFAULT_STORE_LIMITS,
     EncodedMessage,
+    MessageCache,
+    check_cache_chars,
     check_count,
     check_expected_version,
     check_key,
@@ -29,6 +33,7 @@ from ._codec import (
     from_micros,
     new_conversation_id,
     now_micros,
+    serve_load,
 )
 from ._errors import (
     AppendError,
@@ -225,6 +230,13 @@ class PostgresConversationStore:
     in the connection's ``search_path`` (set ``options=-csearch_path=...`` in the DSN
     to use another schema).
 
+    Messages once loaded stay decoded in memory (a log is append-only and a stored
+    message never changes), up to ``cache_chars`` characters of their stored JSON, the
+    least recently loaded conversations dropped first: loading a conversation again
+    reads only the messages appended since, in one snapshot, whichever machine
+    appended them. This assumes the tables are changed only through stores (``0``
+    turns the cache off).
+
     Cancellation: a call cancelled while its thread runs waits for the thread (the
     transaction commits or rolls back as a whole) and is then cancelled; retrying a
     cancelled append is safe.
@@ -236,6 +248,8 @@ class PostgresConversationStore:
         limits: the bounds one appended batch (and metadata) is held to.
         max_connections: the size of the pool the store creates from a DSN.
         open_timeout: seconds to wait for the first connection when opening.
+        cache_chars: the stored JSON text of the decoded messages kept in memory, at
+            most (8,000,000 by default; 0 turns the cache off).
     """
 
     def __init__(
@@ -245,8 +259,10 @@ class PostgresConversationStore:
         limits: JSONLimits = DEFAULT_STORE_LIMITS,
         max_connections: int = 10,
         open_timeout: float = 30.0,
+        cache_chars: int = DEFAULT_CACHE_CHARS,
     ) -> None:
         self._limits = limits
+        self._cache = MessageCache(check_cache_chars(cache_chars))
         self._open_timeout = open_timeout
         self._owned_pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._source: psycopg_pool.ConnectionPool[Any] | _SharedConnection
@@ -326,6 +342,7 @@ class PostgresConversationStore:
         if self._closed:
             return
         self._closed = True
+        self._cache.clear()
         with anyio.CancelScope(shield=True):
             async with self._open_lock:
                 while self._running:
@@ -418,8 +435,14 @@ class PostgresConversationStore:
 
     async def find_latest(self, context: str, subject_id: str) -> Conversation | None:
         """The subject's most recently active conversation in this context, or ``None``."""
-        found = await self.list_conversations(context, subject_id, limit=1)
-        return found[0] if found else None
+        check_key("context", context)
+        check_key("subject_id", subject_id)
+
+        def work(conn: psycopg.Connection[TupleRow]) -> Conversation | None:
+            row = conn.execute(LIST_CONVERSATIONS_SQL, (context, subject_id, 1)).fetchone()
+            return None if row is None else _record(row)
+
+        return await self._call("find_latest", work)
 
     async def list_conversations(
         self, context: str, subject_id: str, *, limit: int = 20
@@ -462,6 +485,13 @@ class PostgresConversationStore:
         check_key("conversation_id", conversation_id)
         start = check_count("after", after)
         count = check_optional_count("limit", limit)
+        cached = self._cache.prefix(conversation_id) if self._cache.enabled else []
+        head, start, count = serve_load(cached, start, count)
+        if count == 0 and head:  # all from the cache
+            await anyio.lowlevel.checkpoint()
+            if self._closed:
+                raise StoreError("the conversation store is closed")
+            return head
         # One statement, so one snapshot: the conversation's existence and its messages.
         query = (
             "SELECT m.seq, m.body, m.created_at FROM ai_chat_conversations c "
@@ -470,11 +500,16 @@ class PostgresConversationStore:
             "WHERE c.id = %s ORDER BY m.seq"
         )
 
-        def work(conn: psycopg.Connection[TupleRow]) -> tuple[StoredMessage, ...]:
+        def work(conn: psycopg.Connection[TupleRow]) -> tuple[tuple[StoredMessage, ...], int]:
             rows = conn.execute(query, (start, count, conversation_id)).fetchall()
-            return _stored(conversation_id, rows)
+            loaded = _stored(conversation_id, rows)
+            return loaded, sum(len(row[1]) for row in rows) if loaded else 0
 
-        return await self._call("load_messages", work)
+        loaded, chars = await self._call("load_messages", work)
+        if not loaded:
+            return head
+        self._cache.extend(conversation_id, start, loaded, chars)
+        return head + loaded if head else loaded
 
     async def load_recent_messages(
         self, conversation_id: str, count: int

@@ -6,18 +6,26 @@ import contextlib
 import os
 import queue
 import sqlite3
+import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar, cast
+from typing import Any, Generic, Literal, Self, TypeVar, cast
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
+from .._errors import ConfigurationError
+from .._spawn import LoopHandle
 from ..limits import JSONLimits
 from ._codec import (
+    DEFAULT_CACHE_CHARS,
     DEFAULT_STORE_LIMITS,
     EncodedMessage,
+    MessageCache,
+    check_cache_chars,
     check_count,
     check_expected_version,
     check_key,
@@ -32,6 +40,7 @@ from ._codec import (
     new_conversation_id,
     now_micros,
     plan_append,
+    serve_load,
 )
 from ._errors import (
     AppendError,
@@ -42,7 +51,7 @@ from ._errors import (
 )
 from ._records import AppendResult, Conversation, StoredMessage
 
-__all__ = ["LIST_CONVERSATIONS_SQL", "SCHEMA_VERSION", "SQLiteConversationStore"]
+__all__ = ["LIST_CONVERSATIONS_SQL", "SCHEMA_VERSION", "SYNCHRONOUS", "SQLiteConversationStore"]
 
 _T = TypeVar("_T")
 
@@ -79,6 +88,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
+SYNCHRONOUS = "FULL"
+"""The writer's ``PRAGMA synchronous`` by default: in WAL mode, each commit is synced to
+disk before it returns, so it survives a power loss or an operating system crash."""
+
 _COLUMNS = "id, context, subject_id, created_at, updated_at, metadata, rating, comment, version"
 LIST_CONVERSATIONS_SQL = (
     f"SELECT {_COLUMNS} FROM ai_chat_conversations WHERE context = ? AND subject_id = ? "
@@ -109,7 +122,9 @@ def _record(row: Sequence[Any]) -> Conversation:
     )
 
 
-def _connect(path: str, busy_timeout: float, *, reader: bool) -> sqlite3.Connection:
+def _connect(
+    path: str, busy_timeout: float, *, reader: bool, synchronous: str = SYNCHRONOUS
+) -> sqlite3.Connection:
     # isolation_level=None: no implicit transactions; every transaction below is explicit.
     conn = sqlite3.connect(
         path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
@@ -121,7 +136,7 @@ def _connect(path: str, busy_timeout: float, *, reader: bool) -> sqlite3.Connect
             conn.execute("PRAGMA query_only = ON")
         else:
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute(f"PRAGMA synchronous = {synchronous}")
     except BaseException:
         conn.close()
         raise
@@ -192,6 +207,75 @@ def _run_group(conn: sqlite3.Connection, group: list[_Job[Any]]) -> None:
             job.done = True
 
 
+_Request = tuple[Callable[[sqlite3.Connection], Any], "_Reply"]
+
+
+@dataclass(eq=False, slots=True)
+class _Reply:
+    """What a read came to, and how to tell the task waiting for it."""
+
+    loop: LoopHandle
+    event: anyio.Event
+    result: Any = None
+    error: BaseException | None = None
+
+
+def _serve(requests: queue.SimpleQueue[_Request | None], conn: sqlite3.Connection) -> None:
+    """A read connection's thread: run each request, then wake its task."""
+    while True:
+        request = requests.get()
+        if request is None:
+            return
+        work, reply = request
+        try:
+            reply.result = work(conn)
+        except BaseException as exc:  # handed to the waiting task, which raises it
+            reply.error = exc
+        del work, request
+        with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody waits
+            reply.loop.run_soon(reply.event.set)
+        del reply
+
+
+class _Reader:
+    """A read connection with a thread of its own, fed through a queue.
+
+    The task hands a read over and is woken through the event loop's thread-safe
+    callback: two trips through the event loop per read, where a pooled worker thread
+    behind a capacity limiter takes four. The thread ends when :meth:`close` is called
+    or, for a store never closed, when this object is garbage collected.
+    """
+
+    __slots__ = ("__weakref__", "_conn", "_requests", "_thread")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(
+            target=_serve, args=(self._requests, conn), name="ai_chat-sqlite-reader", daemon=True
+        )
+        self._thread.start()
+        weakref.finalize(self, self._requests.put, None)
+
+    async def run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work`` on the connection; a cancelled call waits for it, like
+        ``anyio.to_thread.run_sync``, and the cancellation then lands at the caller's
+        next checkpoint."""
+        reply = _Reply(LoopHandle(), anyio.Event())
+        self._requests.put((work, reply))
+        with anyio.CancelScope(shield=True):
+            await reply.event.wait()
+        if reply.error is not None:
+            raise reply.error
+        return cast(_T, reply.result)
+
+    def close(self) -> None:
+        """End the thread and close the connection (blocking: call it in a thread)."""
+        self._requests.put(None)
+        self._thread.join()
+        self._conn.close()
+
+
 class SQLiteConversationStore:
     """A :class:`ConversationStore` in an SQLite database file: the embedded default.
 
@@ -207,6 +291,13 @@ class SQLiteConversationStore:
     ``async with``); its version is the database's ``user_version``. A database
     migrated by a newer ai_chat raises :class:`SchemaVersionError`.
 
+    Messages once loaded stay decoded in memory (a log is append-only and a stored
+    message never changes), up to ``cache_chars`` characters of their stored JSON, the
+    least recently loaded conversations dropped first: loading a conversation again
+    reads only the messages appended since, in one snapshot, whichever process
+    appended them. This assumes the tables are changed only through stores (``0``
+    turns the cache off).
+
     Cancellation: a call cancelled while its thread runs waits for the thread (the
     transaction commits or rolls back as a whole) and is then cancelled; an append so
     cancelled may have been stored, and retrying it is a no-op that returns the
@@ -218,6 +309,14 @@ class SQLiteConversationStore:
         limits: the bounds one appended batch (and metadata) is held to.
         busy_timeout: seconds to wait for another process's write lock.
         readers: read connections (reads running at once).
+        cache_chars: the stored JSON text of the decoded messages kept in memory, at
+            most (8,000,000 by default; 0 turns the cache off).
+        synchronous: ``"FULL"`` (the default): each commit is synced to disk before the
+            call returns, so it survives a power loss. ``"NORMAL"``: commits are synced
+            at checkpoints only, which makes a single writer's appends faster; a commit
+            still survives the process crashing, but the last ones before a power loss
+            or an operating system crash may be lost (never half of one: the database
+            stays consistent).
     """
 
     def __init__(
@@ -227,22 +326,30 @@ class SQLiteConversationStore:
         limits: JSONLimits = DEFAULT_STORE_LIMITS,
         busy_timeout: float = 5.0,
         readers: int = 4,
+        cache_chars: int = DEFAULT_CACHE_CHARS,
+        synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ConfigurationError("synchronous", synchronous, '"FULL" or "NORMAL"')
+        self._synchronous = synchronous
         self._path = os.fspath(path)
+        self._cache = MessageCache(check_cache_chars(cache_chars))
         self._memory = self._path == ":memory:"
         self._limits = limits
         self._busy_timeout = busy_timeout
         self._reader_count = 1 if self._memory else readers
         self._open_lock = anyio.Lock()
-        self._write_lock = anyio.Lock()
+        # fast_acquire: a free lock is taken without a trip through the event loop (the
+        # write checks for cancellation just before).
+        self._write_lock = anyio.Lock(fast_acquire=True)
         self._pending: list[_Job[Any]] = []
-        # Threads: one for the writer (and opening and closing), one per read connection;
-        # a read holding a token always finds an idle connection.
+        # Threads: one for the writer (and opening and closing), and one per read
+        # connection, its own; a read holding a slot always finds an idle reader.
         self._limiter = anyio.CapacityLimiter(1)
-        self._read_limiter = anyio.CapacityLimiter(self._reader_count)
+        self._read_slots = anyio.Semaphore(self._reader_count, fast_acquire=True)
         self._writer: sqlite3.Connection | None = None
-        self._readers: list[sqlite3.Connection] = []
-        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._readers: list[_Reader] = []
+        self._idle: list[_Reader] = []
         self._closed = False
 
     @property
@@ -276,16 +383,18 @@ class SQLiteConversationStore:
                 writer, readers = await anyio.to_thread.run_sync(
                     self._open_sync, limiter=self._limiter
                 )
-                self._readers = readers
-                for conn in readers:
-                    self._idle.put(conn)
+                if not self._memory:
+                    self._readers = [_Reader(conn) for conn in readers]
+                    self._idle = list(self._readers)
                 self._writer = writer
             return self._writer
 
     def _open_sync(self) -> tuple[sqlite3.Connection, list[sqlite3.Connection]]:
         opened: list[sqlite3.Connection] = []
         try:
-            writer = _connect(self._path, self._busy_timeout, reader=False)
+            writer = _connect(
+                self._path, self._busy_timeout, reader=False, synchronous=self._synchronous
+            )
             opened.append(writer)
             _migrate(writer)
             if self._memory:
@@ -307,17 +416,19 @@ class SQLiteConversationStore:
         if self._closed:
             return
         self._closed = True
+        self._cache.clear()
         with anyio.CancelScope(shield=True):
             async with self._open_lock, self._write_lock:
                 for _ in range(self._reader_count):  # wait for running reads; keep them out
-                    await self._read_limiter.acquire_on_behalf_of(object())
-                connections = list(self._readers)
-                if self._writer is not None and self._writer not in connections:
-                    connections.append(self._writer)
+                    await self._read_slots.acquire()
+                readers, writer = self._readers, self._writer
                 self._writer = None
                 self._readers = []
-                for conn in connections:
-                    await anyio.to_thread.run_sync(conn.close, limiter=self._limiter)
+                self._idle = []
+                for reader in readers:
+                    await anyio.to_thread.run_sync(reader.close, limiter=self._limiter)
+                if writer is not None:
+                    await anyio.to_thread.run_sync(writer.close, limiter=self._limiter)
 
     # --- running work in threads -------------------------------------------------------
 
@@ -331,6 +442,7 @@ class SQLiteConversationStore:
         cancelled after that finds it run (committed, or failed as a whole).
         """
         writer = await self._open()
+        await anyio.lowlevel.checkpoint_if_cancelled()
         job = _Job[_T](work)
         self._pending.append(job)
         try:
@@ -362,7 +474,8 @@ class SQLiteConversationStore:
         """Run ``work`` on a read connection. Each statement sees one snapshot: reads
         are single statements (a load checks for the conversation only when it found
         no messages; conversations are never deleted, so that is consistent)."""
-        await self._open()
+        if self._writer is None:
+            await self._open()
         if self._memory:
             async with self._write_lock:
                 if self._closed:
@@ -372,14 +485,15 @@ class SQLiteConversationStore:
                 return await anyio.to_thread.run_sync(work, writer, limiter=self._limiter)
         if self._closed:
             raise StoreError("the conversation store is closed")
-        return await anyio.to_thread.run_sync(self._run_read, work, limiter=self._read_limiter)
-
-    def _run_read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        conn = self._idle.get_nowait()  # the read limiter's token guarantees one
-        try:
-            return work(conn)
-        finally:
-            self._idle.put(conn)
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        async with self._read_slots:  # fast_acquire: no trip through the loop when free
+            if self._closed:
+                raise StoreError("the conversation store is closed")
+            reader = self._idle.pop()  # the slot guarantees one
+            try:
+                return await reader.run(work)
+            finally:
+                self._idle.append(reader)
 
     async def _call(self, operation: str, run: Callable[[], Any]) -> Any:
         try:
@@ -446,8 +560,17 @@ class SQLiteConversationStore:
 
     async def find_latest(self, context: str, subject_id: str) -> Conversation | None:
         """The subject's most recently active conversation in this context, or ``None``."""
-        found = await self.list_conversations(context, subject_id, limit=1)
-        return found[0] if found else None
+        check_key("context", context)
+        check_key("subject_id", subject_id)
+
+        def work(conn: sqlite3.Connection) -> Conversation | None:
+            row = conn.execute(LIST_CONVERSATIONS_SQL, (context, subject_id, 1)).fetchone()
+            return None if row is None else _record(row)
+
+        try:
+            return await self._read(work)
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite find_latest failed: {exc}") from exc
 
     async def list_conversations(
         self, context: str, subject_id: str, *, limit: int = 20
@@ -494,20 +617,32 @@ class SQLiteConversationStore:
         start = check_count("after", after)
         count = check_optional_count("limit", limit)
 
-        def work(conn: sqlite3.Connection) -> tuple[StoredMessage, ...]:
+        cached = self._cache.prefix(conversation_id) if self._cache.enabled else []
+        head, start, count = serve_load(cached, start, count)
+        if count == 0 and head:  # all from the cache
+            await anyio.lowlevel.checkpoint()
+            if self._closed:
+                raise StoreError("the conversation store is closed")
+            return head
+
+        def work(conn: sqlite3.Connection) -> tuple[tuple[StoredMessage, ...], int]:
             rows = conn.execute(
                 "SELECT seq, body, created_at FROM ai_chat_messages "
                 "WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (conversation_id, start, -1 if count is None else count),
             ).fetchall()
             if not rows:
-                _require(conn, conversation_id)
-            return _stored(rows)
+                if not head:
+                    _require(conn, conversation_id)
+                return (), 0
+            return _stored(rows), sum(len(row[1]) for row in rows)
 
-        result: tuple[StoredMessage, ...] = await self._call(
-            "load_messages", lambda: self._read(work)
-        )
-        return result
+        loaded: tuple[StoredMessage, ...]
+        loaded, chars = await self._call("load_messages", lambda: self._read(work))
+        if not loaded:
+            return head
+        self._cache.extend(conversation_id, start, loaded, chars)
+        return head + loaded if head else loaded
 
     async def load_recent_messages(
         self, conversation_id: str, count: int

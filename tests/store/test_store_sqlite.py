@@ -7,11 +7,13 @@ import threading
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
 import pytest
 
+from ai_chat import ConfigurationError
 from ai_chat.store import (
     AppendError,
     SchemaVersionError,
@@ -178,3 +180,34 @@ async def test_a_lock_held_past_the_busy_timeout_is_an_append_error(tmp_path: Pa
         # Retrying once the lock is gone works.
         result = await store.append_messages(conversation.id, [_user("m1")])
         assert result.seqs == (1,)
+
+
+@pytest.mark.parametrize(("option", "level"), [(None, 2), ("FULL", 2), ("NORMAL", 1)])
+async def test_synchronous_is_full_unless_normal_is_asked_for(
+    tmp_path: Path, option: Literal["FULL", "NORMAL"] | None, level: int
+) -> None:
+    path = tmp_path / "chats.db"
+    store = (
+        SQLiteConversationStore(path)
+        if option is None
+        else SQLiteConversationStore(path, synchronous=option)
+    )
+    async with store:
+        conversation = await store.create_conversation("ctx", "subj")
+        await store.append_messages(conversation.id, [_hello("m1")])
+        writer = store._writer  # pyright: ignore[reportPrivateUsage]
+        assert writer is not None
+        assert writer.execute("PRAGMA synchronous").fetchone() == (level,)
+    # Either way, a closed store's commits are in the file.
+    async with SQLiteConversationStore(path, cache_chars=0) as reopened:
+        assert [m.seq for m in await reopened.load_messages(conversation.id)] == [1]
+
+
+@pytest.mark.parametrize("value", ["OFF", "EXTRA", "full", 2, None])
+async def test_synchronous_is_checked(tmp_path: Path, value: Any) -> None:
+    with pytest.raises(ConfigurationError):
+        SQLiteConversationStore(tmp_path / "chats.db", synchronous=value)
+
+
+def _hello(message_id: str) -> dict[str, Any]:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": "hello"}]}
