@@ -49,6 +49,7 @@ from ._records import AppendResult, Conversation, StoredMessage
 try:
     import psycopg
     import psycopg_pool
+    from psycopg.pq import TransactionStatus
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(
         "PostgresConversationStore needs psycopg 3 and psycopg-pool: "
@@ -185,7 +186,13 @@ def _record(row: Sequence[Any]) -> Conversation:
 
 
 class _SharedConnection:
-    """A caller's single connection, used by one thread at a time."""
+    """A caller's single connection, used by one thread at a time.
+
+    Each call is its own transaction, committed at its end (as a pool's connection is),
+    unless the connection is in autocommit mode: otherwise a read would leave a
+    transaction open and every later write would only be a savepoint inside it, never
+    committed.
+    """
 
     def __init__(self, conn: psycopg.Connection[TupleRow]) -> None:
         self._conn = conn
@@ -194,7 +201,18 @@ class _SharedConnection:
     @contextmanager
     def connection(self) -> Generator[psycopg.Connection[TupleRow]]:
         with self._lock:
-            yield self._conn
+            conn = self._conn
+            if conn.autocommit:
+                yield conn
+                return
+            if conn.info.transaction_status != TransactionStatus.IDLE:
+                raise StoreError(
+                    "the psycopg.Connection passed to PostgresConversationStore is inside a "
+                    "transaction of its own: commit or roll it back first (the store commits "
+                    "each of its calls), or pass an autocommit connection or a pool"
+                )
+            with conn.transaction():
+                yield conn
 
 
 def _migrate(conn: psycopg.Connection[TupleRow]) -> None:
@@ -266,15 +284,11 @@ class PostgresConversationStore:
         self._open_timeout = open_timeout
         self._owned_pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._source: psycopg_pool.ConnectionPool[Any] | _SharedConnection
+        self._pool_spent = False  # the owned pool was opened (or tried to be) once
         if isinstance(dsn_or_pool, str):
-            self._owned_pool = psycopg_pool.ConnectionPool(
-                dsn_or_pool,
-                min_size=1,
-                max_size=max_connections,
-                open=False,
-                kwargs={"autocommit": True},
-                name="ai_chat-store",
-            )
+            self._dsn = dsn_or_pool
+            self._max_connections = max_connections
+            self._owned_pool = self._new_pool()
             self._source = self._owned_pool
             slots = max_connections
         elif isinstance(dsn_or_pool, psycopg_pool.ConnectionPool):
@@ -294,6 +308,16 @@ class PostgresConversationStore:
         self._closed = False
         self._running = 0
         self._idle = anyio.Event()
+
+    def _new_pool(self) -> psycopg_pool.ConnectionPool[Any]:
+        return psycopg_pool.ConnectionPool(
+            self._dsn,
+            min_size=1,
+            max_size=self._max_connections,
+            open=False,
+            kwargs={"autocommit": True},
+            name="ai_chat-store",
+        )
 
     async def __aenter__(self) -> Self:
         await self._open()
@@ -324,7 +348,13 @@ class PostgresConversationStore:
 
     def _open_sync(self) -> None:
         pool = self._owned_pool
+        if pool is not None and self._pool_spent:
+            # A pool that failed to open (or to migrate) was closed, and a closed pool
+            # cannot be reopened: a new attempt gets a new pool.
+            pool = self._owned_pool = self._new_pool()
+            self._source = pool
         if pool is not None:
+            self._pool_spent = True
             pool.open(wait=True, timeout=self._open_timeout)
         try:
             with self._source.connection() as conn:

@@ -9,7 +9,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, Literal, Self, TypeVar, cast
 
@@ -172,6 +172,8 @@ class _Job(Generic[_T]):
     done: bool = False
     result: _T | None = None
     error: BaseException | None = None
+    # Set in the event loop once the group holding the job has run (or failed).
+    finished: anyio.Event = field(default_factory=anyio.Event)
 
 
 def _run_group(conn: sqlite3.Connection, group: list[_Job[Any]]) -> None:
@@ -459,12 +461,21 @@ class SQLiteConversationStore:
                     # Taken jobs always run: the shield keeps run_sync from being
                     # cancelled before its thread starts (once it has, it is waited for).
                     with anyio.CancelScope(shield=True):
-                        await anyio.to_thread.run_sync(
-                            _run_group, writer, group, limiter=self._limiter
-                        )
+                        try:
+                            await anyio.to_thread.run_sync(
+                                _run_group, writer, group, limiter=self._limiter
+                            )
+                        finally:
+                            for queued in group:
+                                queued.finished.set()
         except BaseException:
             if not job.taken:
                 self._pending.remove(job)
+            else:
+                # Another task's group took the job: it runs, so wait for it to end
+                # (committed or rolled back as a whole) before the cancellation goes on.
+                with anyio.CancelScope(shield=True):
+                    await job.finished.wait()
             raise
         if job.error is not None:
             raise job.error

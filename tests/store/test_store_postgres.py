@@ -6,12 +6,14 @@ The server comes from ``conftest.py``: a throwaway cluster, or the one named by
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 
 import anyio
 import anyio.to_thread
 import psycopg
+import psycopg.conninfo
 import psycopg_pool
 import pytest
 
@@ -110,6 +112,48 @@ async def test_a_callers_connection_stays_open(postgres_dsn: str) -> None:
         assert conn.execute("SELECT version FROM ai_chat_conversations").fetchone() == (5,)
     finally:
         conn.close()
+
+
+async def test_a_callers_connection_in_a_transaction_commits_each_call(
+    postgres_dsn: str,
+) -> None:
+    # Not autocommit: a read would open a transaction that later writes only nest in.
+    conn = await anyio.to_thread.run_sync(lambda: psycopg.connect(postgres_dsn))
+    try:
+        store = PostgresConversationStore(conn)
+        conversation = await store.create_conversation("ctx", "subj")
+        assert await store.find_by_id(conversation.id) is not None
+        await store.append_messages(conversation.id, [_user("m1")])
+        # Another connection sees the append at once: it was committed.
+        assert raw_execute(postgres_dsn, "SELECT count(*) FROM ai_chat_messages") == [(1,)]
+        await store.aclose()
+        conn.execute("SELECT 1")  # the caller opens a transaction of its own...
+        again = PostgresConversationStore(conn)
+        with pytest.raises(StoreError, match="inside a transaction of its own"):
+            await again.find_by_id(conversation.id)
+        conn.rollback()
+        assert await again.find_by_id(conversation.id) is not None
+        await again.aclose()
+    finally:
+        conn.close()
+
+
+async def test_a_failed_first_open_can_be_retried(postgres_server: str) -> None:
+    # The database does not exist yet (a service starting before its database is ready).
+    name = f"late_{uuid.uuid4().hex}"
+    dsn = psycopg.conninfo.make_conninfo(postgres_server, dbname=name)
+    store = PostgresConversationStore(dsn, open_timeout=2)
+    try:
+        with pytest.raises(StoreError):
+            await store.find_latest("ctx", "subj")
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"'.encode())
+        conversation = await store.create_conversation("ctx", "subj")
+        assert await store.find_latest("ctx", "subj") == conversation
+    finally:
+        await store.aclose()
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"'.encode())
 
 
 async def test_concurrent_first_opens_migrate_once(postgres_dsn: str) -> None:
