@@ -9,13 +9,13 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, Final, cast
+from typing import Any, Final, Self, cast
 
 import anyio
 import anyio.lowlevel
 
 from ._adapter import AbortSignal, AIChatAdapter
+from ._closing import AsyncClosing
 from ._errors import (
     AdapterError,
     AIChatError,
@@ -138,7 +138,7 @@ class _Pipe:
         self.wake_writer()
 
 
-class ChatStream:
+class ChatStream(AsyncClosing):
     """One chat answer as an async iterator of frozen events and an async context manager.
 
     Create it with :func:`create_chat_stream` or :func:`stream_chat`. Nothing starts
@@ -370,17 +370,9 @@ class ChatStream:
                 self._close_timeout,
             )
 
-    async def __aenter__(self) -> ChatStream:
+    async def __aenter__(self) -> Self:
         self._snapshot()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __del__(self) -> None:
         pipe = getattr(self, "_pipe", None)

@@ -28,20 +28,22 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias, cast
 
 from .._errors import ValidationError
-from .._types import ChatRequest, Message
+from .._types import ChatRequest, Message, ToolDefinition
 from ..limits import FrozenDict
 from ..limits._walk import format_path
 from ._mapping import (
     Body,
     Parameters,
+    Parts,
     base64_payload,
-    late_system_message,
+    conversation_turns,
     output_text,
     provider_metadata,
     provider_options,
     refuse_reserved,
     tool_definition,
     unsendable,
+    user_parts,
 )
 
 __all__ = ["DEFAULT_MAX_TOKENS", "ReasoningParts", "messages_body"]
@@ -103,15 +105,9 @@ def messages_body(
     }
     if system:
         body["system"] = system
-    tools = request["tools"]
-    if tools:
-        body["tools"] = [tool_definition(tool, "input_schema") for tool in tools]
-
-    def tool_choice(value: object) -> None:
-        body["tool_choice"] = _tool_choice(value)
-
-    _PARAMETERS.map(parameters, body, tools=bool(tools), tool_choice=tool_choice)
-    body["stream"] = True
+    _PARAMETERS.map_streaming(
+        parameters, body, tools=request["tools"], tool=_tool, tool_choice=_tool_choice
+    )
     for name, value in provider_options(parameters, "anthropic").items():
         refuse_reserved(name, _RESERVED, format_path([name], _OPTIONS_PATH))
         body[name] = value
@@ -121,47 +117,26 @@ def messages_body(
 def _conversation(
     messages: tuple[Message, ...] | list[Message], reasoning_parts: ReasoningParts
 ) -> tuple[list[Body], list[Body]]:
-    system: list[Body] = []
-    turns: list[Body] = []
-    tool_turn: list[Body] | None = None  # the open user turn of tool results, if any
-    for index, message in enumerate(messages):
-        role = message["role"]
-        parts = cast("tuple[Mapping[str, Any], ...]", message["parts"])
-        root = format_path([index, "parts"], "$.messages")
-        if role == "system":
-            if turns:
-                raise late_system_message(index, "Anthropic")
-            system.extend({"type": "text", "text": part["text"]} for part in parts)
-            continue
-        if role == "tool":
-            results = [_tool_result(part) for part in parts]
-            if tool_turn is None:
-                tool_turn = results
-                turns.append({"role": "user", "content": tool_turn})
-            else:
-                tool_turn.extend(results)
-            continue
-        tool_turn = None
-        if role == "user":
-            turns.append({"role": "user", "content": _user_content(parts, root)})
-        else:
-            turns.append(
-                {"role": "assistant", "content": _assistant_content(parts, root, reasoning_parts)}
-            )
-    return system, turns
+    return conversation_turns(
+        messages,
+        "Anthropic",
+        content="content",
+        assistant_role="assistant",
+        system_part=lambda part: {"type": "text", "text": part["text"]},
+        tool_result=_tool_result,
+        user=_user_content,
+        assistant=lambda parts, root: _assistant_content(parts, root, reasoning_parts),
+    )
 
 
-def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> list[Body]:
-    content: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            content.append({"type": "text", "text": part["text"]})
-        elif kind == "file":
-            content.append(_file(part, format_path([position], root)))
-        else:
-            raise ValidationError(format_path([position], root), unsendable(kind, "user", _API))
-    return content
+def _user_content(parts: Parts, root: str) -> list[Body]:
+    return user_parts(
+        parts,
+        root,
+        _API,
+        text=lambda text: {"type": "text", "text": text},
+        file=lambda part, _, path: _file(part, path),
+    )
 
 
 def _assistant_content(
@@ -263,6 +238,10 @@ def _file(part: Mapping[str, Any], path: str) -> Body:
     if kind == "document" and filename:
         block["title"] = filename  # image blocks have no name field (as with OpenAI)
     return block
+
+
+def _tool(tool: ToolDefinition) -> Body:
+    return tool_definition(tool, "input_schema")
 
 
 def _tool_choice(choice: object) -> Body:

@@ -42,13 +42,15 @@ from ..limits._walk import format_path
 from ._mapping import (
     Body,
     Parameters,
+    Parts,
     base64_payload,
-    late_system_message,
+    conversation_turns,
     provider_metadata,
     provider_options,
     refuse_reserved,
     tool_definition,
     unsendable,
+    user_parts,
 )
 
 __all__ = ["GENERATED_ID_PREFIX", "PROVIDER", "generate_content_body"]
@@ -162,46 +164,27 @@ def _merge_options(body: Body, config: Body, extra: Mapping[str, object]) -> Non
 
 
 def _conversation(messages: tuple[Message, ...] | list[Message]) -> tuple[list[Body], list[Body]]:
-    system: list[Body] = []
-    contents: list[Body] = []
     calls: dict[str, str] = {}  # tool call id -> function name, from assistant messages
-    tool_turn: list[Body] | None = None  # the open user turn of function responses, if any
-    for index, message in enumerate(messages):
-        role = message["role"]
-        parts = cast("tuple[Mapping[str, Any], ...]", message["parts"])
-        root = format_path([index, "parts"], "$.messages")
-        if role == "system":
-            if contents:
-                raise late_system_message(index, "Gemini")
-            system.extend({"text": part["text"]} for part in parts)
-            continue
-        if role == "tool":
-            responses = [_function_response(part, calls) for part in parts]
-            if tool_turn is None:
-                tool_turn = responses
-                contents.append({"role": "user", "parts": tool_turn})
-            else:
-                tool_turn.extend(responses)
-            continue
-        tool_turn = None
-        if role == "user":
-            contents.append({"role": "user", "parts": _user_parts(parts, root)})
-        else:
-            contents.append({"role": "model", "parts": _model_parts(parts, root, calls)})
-    return system, contents
+    return conversation_turns(
+        messages,
+        "Gemini",
+        content="parts",
+        assistant_role="model",
+        system_part=lambda part: {"text": part["text"]},
+        tool_result=lambda part: _function_response(part, calls),
+        user=_user_parts,
+        assistant=lambda parts, root: _model_parts(parts, root, calls),
+    )
 
 
-def _user_parts(parts: tuple[Mapping[str, Any], ...], root: str) -> list[Body]:
-    content: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            content.append({"text": part["text"]})
-        elif kind == "file":
-            content.append(_file(part, format_path([position], root)))
-        else:
-            raise ValidationError(format_path([position], root), unsendable(kind, "user", _API))
-    return content
+def _user_parts(parts: Parts, root: str) -> list[Body]:
+    return user_parts(
+        parts,
+        root,
+        _API,
+        text=lambda text: {"text": text},
+        file=lambda part, _, path: _file(part, path),
+    )
 
 
 def _model_parts(

@@ -10,12 +10,12 @@ for every provider (:func:`unsendable`, :func:`base64_payload`, :func:`refuse_re
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, cast
 
 from .._errors import ValidationError
-from .._types import ToolDefinition
+from .._types import Message, ToolDefinition
 from ..limits import FrozenDict
 from ..limits._walk import format_path
 
@@ -23,8 +23,10 @@ __all__ = [
     "HANDLED",
     "Body",
     "Parameters",
+    "Parts",
     "base64_payload",
     "compact_json",
+    "conversation_turns",
     "known_parameters",
     "late_system_message",
     "output_text",
@@ -33,6 +35,7 @@ __all__ = [
     "refuse_reserved",
     "tool_definition",
     "unsendable",
+    "user_parts",
 ]
 
 Body: TypeAlias = dict[str, Any]
@@ -92,6 +95,30 @@ class Parameters:
                     f"put provider-specific fields in providerOptions.{self.provider}",
                 )
 
+    def map_streaming(
+        self,
+        parameters: Mapping[str, object],
+        into: Body,
+        *,
+        tools: Sequence[ToolDefinition],
+        tool: Callable[[ToolDefinition], Body],
+        tool_choice: Callable[[object], object],
+    ) -> None:
+        """Set ``tools`` (each as ``tool`` gives it) and ``parameters`` on a streaming
+        body, then ``"stream": true``.
+
+        ``parameters`` are set as :meth:`map` sets them, with ``toolChoice`` as
+        ``tool_choice`` gives it under ``"tool_choice"``.
+        """
+        if tools:
+            into["tools"] = [tool(item) for item in tools]
+
+        def set_tool_choice(value: object) -> None:
+            into["tool_choice"] = tool_choice(value)
+
+        self.map(parameters, into, tools=bool(tools), tool_choice=set_tool_choice)
+        into["stream"] = True
+
 
 def tool_definition(tool: ToolDefinition, schema: str, head: Body | None = None) -> Body:
     """A request tool as a provider's function declaration: ``head``'s fields, then
@@ -101,6 +128,78 @@ def tool_definition(tool: ToolDefinition, schema: str, head: Body | None = None)
         definition["description"] = tool["description"]
     definition[schema] = tool["inputSchema"]
     return definition
+
+
+Parts: TypeAlias = tuple[Mapping[str, Any], ...]
+
+
+def conversation_turns(
+    messages: Sequence[Message],
+    provider: str,
+    *,
+    content: str,
+    assistant_role: str,
+    system_part: Callable[[Mapping[str, Any]], Body],
+    tool_result: Callable[[Mapping[str, Any]], Body],
+    user: Callable[[Parts, str], list[Body]],
+    assistant: Callable[[Parts, str], list[Body]],
+) -> tuple[list[Body], list[Body]]:
+    """The messages as system parts and turns, for an API that takes the system
+    messages apart (so only at the start) and tool results in a user turn.
+
+    A turn is ``{"role", <content>: [...]}``; the parts come from ``system_part``,
+    ``tool_result``, ``user`` and ``assistant`` (given the parts and their path), in
+    the messages' order. Consecutive tool messages share one user turn.
+    """
+    system: list[Body] = []
+    turns: list[Body] = []
+    tool_turn: list[Body] | None = None  # the open user turn of tool results, if any
+    for index, message in enumerate(messages):
+        role = message["role"]
+        parts = cast(Parts, message["parts"])
+        root = format_path([index, "parts"], "$.messages")
+        if role == "system":
+            if turns:
+                raise late_system_message(index, provider)
+            system.extend(system_part(part) for part in parts)
+            continue
+        if role == "tool":
+            results = [tool_result(part) for part in parts]
+            if tool_turn is None:
+                tool_turn = results
+                turns.append({"role": "user", content: tool_turn})
+            else:
+                tool_turn.extend(results)
+            continue
+        tool_turn = None
+        if role == "user":
+            turns.append({"role": "user", content: user(parts, root)})
+        else:
+            turns.append({"role": assistant_role, content: assistant(parts, root)})
+    return system, turns
+
+
+def user_parts(
+    parts: Parts,
+    root: str,
+    api: str,
+    *,
+    text: Callable[[str], Body],
+    file: Callable[[Mapping[str, Any], int, str], Body],
+) -> list[Body]:
+    """A user message's parts, at ``root``: each text as ``text`` gives it, each file as
+    ``file`` gives it (from the part, its position and its path); another kind raises."""
+    content: list[Body] = []
+    for position, part in enumerate(parts):
+        kind = part["type"]
+        path = format_path([position], root)
+        if kind == "text":
+            content.append(text(part["text"]))
+        elif kind == "file":
+            content.append(file(part, position, path))
+        else:
+            raise ValidationError(path, unsendable(kind, "user", api))
+    return content
 
 
 def _named(container: object, provider: str) -> Mapping[str, object]:

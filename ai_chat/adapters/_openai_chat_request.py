@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias, cast
 
 from .._errors import ValidationError
-from .._types import ChatRequest, Message
+from .._types import ChatRequest, Message, ToolDefinition
 from ..limits import FrozenDict
 from ..limits._walk import format_path
 from ._mapping import (
@@ -23,6 +23,7 @@ from ._mapping import (
     refuse_reserved,
     tool_definition,
     unsendable,
+    user_parts,
 )
 
 __all__ = ["ReasoningParts", "chat_body"]
@@ -89,17 +90,9 @@ def chat_body(
             for entry in _message(message, index, reasoning_parts)
         ],
     }
-    tools = request["tools"]
-    if tools:
-        body["tools"] = [
-            {"type": "function", "function": tool_definition(tool, "parameters")} for tool in tools
-        ]
-
-    def tool_choice(value: object) -> None:
-        body["tool_choice"] = _tool_choice(value)
-
-    _PARAMETERS.map(parameters, body, tools=bool(tools), tool_choice=tool_choice)
-    body["stream"] = True
+    _PARAMETERS.map_streaming(
+        parameters, body, tools=request["tools"], tool=_tool, tool_choice=_tool_choice
+    )
     body["stream_options"] = {"include_usage": True}
     _merge_provider_options(body, provider_options(parameters, "openai"))
     return body
@@ -182,16 +175,9 @@ def _message(message: Message, index: int, reasoning_parts: ReasoningParts) -> l
 def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> str | list[Body]:
     if len(parts) == 1 and parts[0]["type"] == "text":
         return cast(str, parts[0]["text"])
-    content: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            content.append({"type": "text", "text": part["text"]})
-        elif kind == "file":
-            content.append(_file(part, position, format_path([position], root)))
-        else:
-            raise ValidationError(format_path([position], root), unsendable(kind, "user", _API))
-    return content
+    return user_parts(
+        parts, root, _API, text=lambda text: {"type": "text", "text": text}, file=_file
+    )
 
 
 def _file(part: Mapping[str, Any], position: int, path: str) -> Body:
@@ -220,6 +206,10 @@ def _text_content(texts: list[str]) -> str | list[Body]:
     if len(texts) == 1:
         return texts[0]
     return [{"type": "text", "text": text} for text in texts]
+
+
+def _tool(tool: ToolDefinition) -> Body:
+    return {"type": "function", "function": tool_definition(tool, "parameters")}
 
 
 def _tool_choice(choice: object) -> object:

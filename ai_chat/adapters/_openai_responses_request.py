@@ -41,6 +41,7 @@ from ..limits._walk import format_path
 from ._mapping import (
     Body,
     Parameters,
+    Parts,
     compact_json,
     output_text,
     provider_metadata,
@@ -48,6 +49,7 @@ from ._mapping import (
     refuse_reserved,
     tool_definition,
     unsendable,
+    user_parts,
 )
 
 __all__ = ["ReasoningParts", "responses_body"]
@@ -121,15 +123,9 @@ def responses_body(
     for index, message in enumerate(request["messages"]):
         _message(items, message, index, reasoning_parts, stateless)
     body: Body = {"model": parameters.get("model", model), "input": items}
-    tools = request["tools"]
-    if tools:
-        body["tools"] = [_tool(tool) for tool in tools]
-
-    def tool_choice(value: object) -> None:
-        body["tool_choice"] = _tool_choice(value)
-
-    _PARAMETERS.map(parameters, body, tools=bool(tools), tool_choice=tool_choice)
-    body["stream"] = True
+    _PARAMETERS.map_streaming(
+        parameters, body, tools=request["tools"], tool=_tool, tool_choice=_tool_choice
+    )
     for name, value in extra.items():
         refuse_reserved(name, _RESERVED, format_path([name], _OPTIONS_PATH))
         body[name] = value
@@ -268,18 +264,10 @@ def _encrypted_content(part: Mapping[str, Any], path: str) -> str | None:
     )
 
 
-def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> list[Body]:
-    content: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        path = format_path([position], root)
-        if kind == "text":
-            content.append({"type": "input_text", "text": part["text"]})
-        elif kind == "file":
-            content.append(_file(part, position, path))
-        else:
-            raise ValidationError(path, unsendable(kind, "user", _API))
-    return content
+def _user_content(parts: Parts, root: str) -> list[Body]:
+    return user_parts(
+        parts, root, _API, text=lambda text: {"type": "input_text", "text": text}, file=_file
+    )
 
 
 def _file(part: Mapping[str, Any], position: int, path: str) -> Body:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Generic, Protocol, TypeVar
+
+from .._closing import AsyncClosing
 
 __all__ = ["ClientOwner", "Closable", "OwnedClient"]
 
@@ -15,7 +16,7 @@ class Closable(Protocol):
 _Client = TypeVar("_Client", bound=Closable)
 
 
-class ClientOwner:
+class ClientOwner(AsyncClosing):
     """``aclose()`` and ``async with`` for an adapter that may own its client: the
     client is closed (by :meth:`_close_client`) only if the adapter created it."""
 
@@ -28,17 +29,6 @@ class ClientOwner:
         """Close the client if the adapter created it; a caller's client is left open."""
         if self._owns_client:
             await self._close_client()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 class OwnedClient(ClientOwner, Generic[_Client]):

@@ -27,7 +27,7 @@ from .._messages import normalize_messages
 from .._types import Message
 from ..limits import FrozenDict, JSONLimits, JSONObject, freeze_json
 from ._errors import DuplicateMessageError, InvalidRatingError, StoreError, VersionConflictError
-from ._records import StoredMessage
+from ._records import Conversation, StoredMessage
 
 __all__ = [
     "DEFAULT_CACHE_CHARS",
@@ -36,12 +36,18 @@ __all__ = [
     "MAX_KEY_CHARS",
     "EncodedMessage",
     "MessageCache",
+    "check_append",
     "check_cache_chars",
     "check_count",
+    "check_create",
     "check_expected_version",
     "check_key",
+    "check_listing",
+    "check_load",
     "check_optional_count",
+    "check_rate",
     "check_rating",
+    "check_recent",
     "decode_json",
     "decode_message",
     "decode_rows",
@@ -50,6 +56,7 @@ __all__ = [
     "freeze_metadata",
     "from_micros",
     "new_conversation_id",
+    "new_record",
     "now_micros",
     "plan_append",
     "serve_load",
@@ -152,6 +159,77 @@ def freeze_metadata(metadata: object, limits: JSONLimits) -> JSONObject:
         raise ValidationError("metadata", f"expected a JSON object, got {type(metadata).__name__}")
     frozen = freeze_json(dict(cast("Mapping[str, object]", metadata)), limits, root="metadata")
     return cast(JSONObject, frozen)
+
+
+def check_create(
+    context: object,
+    subject_id: object,
+    metadata: object,
+    conversation_id: object,
+    limits: JSONLimits,
+) -> tuple[str, JSONObject]:
+    """``create_conversation``'s arguments checked: the id to create (a new one when
+    ``conversation_id`` is ``None``) and the frozen metadata."""
+    check_key("context", context)
+    check_key("subject_id", subject_id)
+    wanted = None if conversation_id is None else check_key("conversation_id", conversation_id)
+    frozen = freeze_metadata(metadata, limits)
+    return (new_conversation_id() if wanted is None else wanted), frozen
+
+
+def new_record(
+    conversation_id: str, context: str, subject_id: str, metadata: JSONObject, created: datetime
+) -> Conversation:
+    """The record of a conversation just created: no messages, no rating."""
+    return Conversation(
+        id=conversation_id,
+        context=context,
+        subject_id=subject_id,
+        created_at=created,
+        updated_at=created,
+        metadata=metadata,
+        rating=None,
+        comment=None,
+        version=0,
+    )
+
+
+def check_listing(context: object, subject_id: object, limit: object) -> int:
+    """``list_conversations``'s arguments checked: the ``limit``."""
+    check_key("context", context)
+    check_key("subject_id", subject_id)
+    return check_count("limit", limit)
+
+
+def check_append(
+    conversation_id: object,
+    messages: Sequence[object],
+    expected_version: object,
+    limits: JSONLimits,
+) -> tuple[int | None, tuple[EncodedMessage, ...]]:
+    """``append_messages``'s arguments checked: the expected version and the encoded batch."""
+    checked_id = check_key("conversation_id", conversation_id)
+    expected = check_expected_version(expected_version)
+    return expected, encode_batch(checked_id, messages, limits)
+
+
+def check_load(conversation_id: object, after: object, limit: object) -> tuple[int, int | None]:
+    """``load_messages``'s arguments checked: ``after`` and ``limit``."""
+    check_key("conversation_id", conversation_id)
+    return check_count("after", after), check_optional_count("limit", limit)
+
+
+def check_recent(conversation_id: object, count: object) -> int:
+    """``load_recent_messages``'s arguments checked: the ``count``."""
+    check_key("conversation_id", conversation_id)
+    return check_count("count", count)
+
+
+def check_rate(conversation_id: object, rating: object, comment: object) -> tuple[int, str | None]:
+    """``rate``'s arguments checked (the rating first): the rating and the comment."""
+    checked = check_rating(rating, comment)
+    check_key("conversation_id", conversation_id)
+    return checked
 
 
 # Built once: json.dumps with options builds an encoder on every call.
@@ -421,6 +499,27 @@ class MessageCache:
         while self._chars > self._max_chars and self._entries:
             oldest = next(iter(self._entries))
             self._chars -= self._entries.pop(oldest)[1]
+
+    def serve(
+        self, conversation_id: str, after: int, limit: int | None
+    ) -> tuple[tuple[StoredMessage, ...], int, int | None]:
+        """:func:`serve_load` over the cached messages of the conversation."""
+        return serve_load(self.prefix(conversation_id) if self.enabled else [], after, limit)
+
+    def join(
+        self,
+        conversation_id: str,
+        start: int,
+        head: tuple[StoredMessage, ...],
+        loaded: tuple[StoredMessage, ...],
+        chars: int,
+    ) -> tuple[StoredMessage, ...]:
+        """A load's answer: ``head`` from the cache, then ``loaded`` from the database
+        (read after ``start``, ``chars`` of stored text), which the cache keeps."""
+        if not loaded:
+            return head
+        self.extend(conversation_id, start, loaded, chars)
+        return head + loaded if head else loaded
 
     def clear(self) -> None:
         self._entries.clear()

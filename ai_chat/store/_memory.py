@@ -4,23 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import TracebackType
-from typing import Self
 
 import anyio.lowlevel
 
+from .._closing import AsyncClosing
 from ..limits import JSONLimits
 from ._codec import (
     DEFAULT_STORE_LIMITS,
-    check_count,
-    check_expected_version,
+    check_append,
+    check_create,
     check_key,
-    check_optional_count,
-    check_rating,
-    encode_batch,
-    freeze_metadata,
+    check_listing,
+    check_load,
+    check_rate,
+    check_recent,
     from_micros,
-    new_conversation_id,
+    new_record,
     now_micros,
     plan_append,
 )
@@ -38,7 +37,7 @@ class _Entry:
     ids: dict[str, tuple[int, bytes]] = field(default_factory=dict[str, tuple[int, bytes]])
 
 
-class MemoryConversationStore:
+class MemoryConversationStore(AsyncClosing):
     """A :class:`ConversationStore` in process memory: the reference implementation.
 
     No dependencies and no persistence: everything is gone when the process ends. Each
@@ -56,17 +55,6 @@ class MemoryConversationStore:
         self._by_subject: dict[tuple[str, str], list[_Entry]] = {}
         self._activity = 0
         self._closed = False
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the store: later calls raise StoreError, the data is dropped (idempotent)."""
@@ -97,28 +85,12 @@ class MemoryConversationStore:
         conversation_id: str | None = None,
     ) -> Conversation:
         """Create an empty conversation; see :meth:`ConversationStore.create_conversation`."""
-        check_key("context", context)
-        check_key("subject_id", subject_id)
-        if conversation_id is not None:
-            check_key("conversation_id", conversation_id)
-        frozen = freeze_metadata(metadata, self._limits)
+        new_id, frozen = check_create(context, subject_id, metadata, conversation_id, self._limits)
         await anyio.lowlevel.checkpoint()
         self._check_open()
-        new_id = new_conversation_id() if conversation_id is None else conversation_id
         if new_id in self._entries:
             raise ConversationExistsError(new_id)
-        created = from_micros(now_micros())
-        record = Conversation(
-            id=new_id,
-            context=context,
-            subject_id=subject_id,
-            created_at=created,
-            updated_at=created,
-            metadata=frozen,
-            rating=None,
-            comment=None,
-            version=0,
-        )
+        record = new_record(new_id, context, subject_id, frozen, from_micros(now_micros()))
         entry = _Entry(record, self._next_activity())
         self._entries[new_id] = entry
         self._by_subject.setdefault((context, subject_id), []).append(entry)
@@ -141,9 +113,7 @@ class MemoryConversationStore:
         self, context: str, subject_id: str, *, limit: int = 20
     ) -> tuple[Conversation, ...]:
         """The subject's conversations in this context, most recently active first."""
-        check_key("context", context)
-        check_key("subject_id", subject_id)
-        count = check_count("limit", limit)
+        count = check_listing(context, subject_id, limit)
         await anyio.lowlevel.checkpoint()
         self._check_open()
         entries = self._by_subject.get((context, subject_id), [])
@@ -158,9 +128,7 @@ class MemoryConversationStore:
         expected_version: int | None = None,
     ) -> AppendResult:
         """Append a batch atomically; see :meth:`ConversationStore.append_messages`."""
-        check_key("conversation_id", conversation_id)
-        expected = check_expected_version(expected_version)
-        batch = encode_batch(conversation_id, messages, self._limits)
+        expected, batch = check_append(conversation_id, messages, expected_version, self._limits)
         await anyio.lowlevel.checkpoint()
         self._check_open()
         entry = self._entry(conversation_id)
@@ -183,9 +151,7 @@ class MemoryConversationStore:
         self, conversation_id: str, *, after: int = 0, limit: int | None = None
     ) -> tuple[StoredMessage, ...]:
         """Messages with ``seq > after`` in order, at most ``limit``."""
-        check_key("conversation_id", conversation_id)
-        start = check_count("after", after)
-        count = check_optional_count("limit", limit)
+        start, count = check_load(conversation_id, after, limit)
         await anyio.lowlevel.checkpoint()
         self._check_open()
         messages = self._entry(conversation_id).messages
@@ -196,8 +162,7 @@ class MemoryConversationStore:
         self, conversation_id: str, count: int
     ) -> tuple[StoredMessage, ...]:
         """The last ``count`` messages, in sequence order."""
-        check_key("conversation_id", conversation_id)
-        wanted = check_count("count", count)
+        wanted = check_recent(conversation_id, count)
         await anyio.lowlevel.checkpoint()
         self._check_open()
         messages = self._entry(conversation_id).messages
@@ -207,8 +172,7 @@ class MemoryConversationStore:
         self, conversation_id: str, rating: int, comment: str | None = None
     ) -> Conversation:
         """Set the rating and comment; see :meth:`ConversationStore.rate`."""
-        checked_rating, checked_comment = check_rating(rating, comment)
-        check_key("conversation_id", conversation_id)
+        checked_rating, checked_comment = check_rate(conversation_id, rating, comment)
         await anyio.lowlevel.checkpoint()
         self._check_open()
         entry = self._entry(conversation_id)

@@ -6,34 +6,33 @@ import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, LiteralString, Self, TypeVar
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from .._closing import AsyncClosing
 from ..limits import JSONLimits
 from ._codec import (
     DEFAULT_CACHE_CHARS,
     DEFAULT_STORE_LIMITS,
     EncodedMessage,
     MessageCache,
+    check_append,
     check_cache_chars,
-    check_count,
-    check_expected_version,
+    check_create,
     check_key,
-    check_optional_count,
-    check_rating,
+    check_listing,
+    check_load,
+    check_rate,
+    check_recent,
     decode_json,
     decode_rows,
-    encode_batch,
     encode_json,
-    freeze_metadata,
     from_micros,
-    new_conversation_id,
+    new_record,
     now_micros,
-    serve_load,
 )
 from ._errors import (
     AppendError,
@@ -232,7 +231,7 @@ def _migrate(conn: psycopg.Connection[TupleRow]) -> None:
             conn.execute("UPDATE ai_chat_schema SET version = %s", (SCHEMA_VERSION,))
 
 
-class PostgresConversationStore:
+class PostgresConversationStore(AsyncClosing):
     """A :class:`ConversationStore` in PostgreSQL, for deployments on several machines.
 
     Uses psycopg 3's synchronous API in anyio worker threads, so it runs on trio as well
@@ -323,14 +322,6 @@ class PostgresConversationStore:
         await self._open()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     # --- opening and closing -----------------------------------------------------------
 
     async def _open(self) -> None:
@@ -416,12 +407,7 @@ class PostgresConversationStore:
         conversation_id: str | None = None,
     ) -> Conversation:
         """Create an empty conversation; see :meth:`ConversationStore.create_conversation`."""
-        check_key("context", context)
-        check_key("subject_id", subject_id)
-        if conversation_id is not None:
-            check_key("conversation_id", conversation_id)
-        frozen = freeze_metadata(metadata, self._limits)
-        new_id = new_conversation_id() if conversation_id is None else conversation_id
+        new_id, frozen = check_create(context, subject_id, metadata, conversation_id, self._limits)
         metadata_text = encode_json(frozen)
         now = from_micros(now_micros())
 
@@ -436,17 +422,7 @@ class PostgresConversationStore:
                 ).fetchone()
             if row is None:
                 raise ConversationExistsError(new_id)
-            return Conversation(
-                id=new_id,
-                context=context,
-                subject_id=subject_id,
-                created_at=now,
-                updated_at=now,
-                metadata=frozen,
-                rating=None,
-                comment=None,
-                version=0,
-            )
+            return new_record(new_id, context, subject_id, frozen, now)
 
         return await self._call("create", work)
 
@@ -478,9 +454,7 @@ class PostgresConversationStore:
         self, context: str, subject_id: str, *, limit: int = 20
     ) -> tuple[Conversation, ...]:
         """The subject's conversations in this context, most recently active first."""
-        check_key("context", context)
-        check_key("subject_id", subject_id)
-        count = check_count("limit", limit)
+        count = check_listing(context, subject_id, limit)
 
         def work(conn: psycopg.Connection[TupleRow]) -> tuple[Conversation, ...]:
             rows = conn.execute(LIST_CONVERSATIONS_SQL, (context, subject_id, count)).fetchall()
@@ -496,9 +470,7 @@ class PostgresConversationStore:
         expected_version: int | None = None,
     ) -> AppendResult:
         """Append a batch atomically; see :meth:`ConversationStore.append_messages`."""
-        check_key("conversation_id", conversation_id)
-        expected = check_expected_version(expected_version)
-        batch = encode_batch(conversation_id, messages, self._limits)
+        expected, batch = check_append(conversation_id, messages, expected_version, self._limits)
 
         def work(conn: psycopg.Connection[TupleRow]) -> AppendResult:
             return _append(conn, conversation_id, batch, expected)
@@ -512,11 +484,8 @@ class PostgresConversationStore:
         self, conversation_id: str, *, after: int = 0, limit: int | None = None
     ) -> tuple[StoredMessage, ...]:
         """Messages with ``seq > after`` in order, at most ``limit``, from one snapshot."""
-        check_key("conversation_id", conversation_id)
-        start = check_count("after", after)
-        count = check_optional_count("limit", limit)
-        cached = self._cache.prefix(conversation_id) if self._cache.enabled else []
-        head, start, count = serve_load(cached, start, count)
+        start, count = check_load(conversation_id, after, limit)
+        head, start, count = self._cache.serve(conversation_id, start, count)
         if count == 0 and head:  # all from the cache
             await anyio.lowlevel.checkpoint()
             if self._closed:
@@ -536,17 +505,13 @@ class PostgresConversationStore:
             return loaded, sum(len(row[1]) for row in rows) if loaded else 0
 
         loaded, chars = await self._call("load_messages", work)
-        if not loaded:
-            return head
-        self._cache.extend(conversation_id, start, loaded, chars)
-        return head + loaded if head else loaded
+        return self._cache.join(conversation_id, start, head, loaded, chars)
 
     async def load_recent_messages(
         self, conversation_id: str, count: int
     ) -> tuple[StoredMessage, ...]:
         """The last ``count`` messages, in sequence order, from one snapshot."""
-        check_key("conversation_id", conversation_id)
-        wanted = check_count("count", count)
+        wanted = check_recent(conversation_id, count)
         query = (
             "SELECT m.seq, m.body, m.created_at FROM ai_chat_conversations c "
             "LEFT JOIN LATERAL (SELECT seq, body, created_at FROM ai_chat_messages "
@@ -564,8 +529,7 @@ class PostgresConversationStore:
         self, conversation_id: str, rating: int, comment: str | None = None
     ) -> Conversation:
         """Set the rating and comment; see :meth:`ConversationStore.rate`."""
-        checked_rating, checked_comment = check_rating(rating, comment)
-        check_key("conversation_id", conversation_id)
+        checked_rating, checked_comment = check_rate(conversation_id, rating, comment)
 
         def work(conn: psycopg.Connection[TupleRow]) -> Conversation:
             with _atomic(conn):

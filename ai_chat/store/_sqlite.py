@@ -10,13 +10,13 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Generic, Literal, Self, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from .._closing import AsyncClosing
 from .._errors import ConfigurationError
 from .._spawn import LoopHandle
 from ..limits import JSONLimits
@@ -25,22 +25,21 @@ from ._codec import (
     DEFAULT_STORE_LIMITS,
     EncodedMessage,
     MessageCache,
+    check_append,
     check_cache_chars,
-    check_count,
-    check_expected_version,
+    check_create,
     check_key,
-    check_optional_count,
-    check_rating,
+    check_listing,
+    check_load,
+    check_rate,
+    check_recent,
     decode_json,
     decode_rows,
-    encode_batch,
     encode_json,
-    freeze_metadata,
     from_micros,
-    new_conversation_id,
+    new_record,
     now_micros,
     plan_append,
-    serve_load,
 )
 from ._errors import (
     AppendError,
@@ -278,7 +277,7 @@ class _Reader:
         self._conn.close()
 
 
-class SQLiteConversationStore:
+class SQLiteConversationStore(AsyncClosing):
     """A :class:`ConversationStore` in an SQLite database file: the embedded default.
 
     Runs the standard library's ``sqlite3`` in anyio worker threads, so it never blocks
@@ -362,14 +361,6 @@ class SQLiteConversationStore:
     async def __aenter__(self) -> Self:
         await self._open()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # --- opening and closing -----------------------------------------------------------
 
@@ -523,12 +514,7 @@ class SQLiteConversationStore:
         conversation_id: str | None = None,
     ) -> Conversation:
         """Create an empty conversation; see :meth:`ConversationStore.create_conversation`."""
-        check_key("context", context)
-        check_key("subject_id", subject_id)
-        if conversation_id is not None:
-            check_key("conversation_id", conversation_id)
-        frozen = freeze_metadata(metadata, self._limits)
-        new_id = new_conversation_id() if conversation_id is None else conversation_id
+        new_id, frozen = check_create(context, subject_id, metadata, conversation_id, self._limits)
         metadata_text = encode_json(frozen)
 
         def work(conn: sqlite3.Connection) -> Conversation:
@@ -541,17 +527,7 @@ class SQLiteConversationStore:
             ).rowcount
             if not inserted:
                 raise ConversationExistsError(new_id)
-            return Conversation(
-                id=new_id,
-                context=context,
-                subject_id=subject_id,
-                created_at=from_micros(now),
-                updated_at=from_micros(now),
-                metadata=frozen,
-                rating=None,
-                comment=None,
-                version=0,
-            )
+            return new_record(new_id, context, subject_id, frozen, from_micros(now))
 
         result: Conversation = await self._call("create", lambda: self._write(work))
         return result
@@ -587,9 +563,7 @@ class SQLiteConversationStore:
         self, context: str, subject_id: str, *, limit: int = 20
     ) -> tuple[Conversation, ...]:
         """The subject's conversations in this context, most recently active first."""
-        check_key("context", context)
-        check_key("subject_id", subject_id)
-        count = check_count("limit", limit)
+        count = check_listing(context, subject_id, limit)
 
         def work(conn: sqlite3.Connection) -> tuple[Conversation, ...]:
             rows = conn.execute(LIST_CONVERSATIONS_SQL, (context, subject_id, count)).fetchall()
@@ -608,9 +582,7 @@ class SQLiteConversationStore:
         expected_version: int | None = None,
     ) -> AppendResult:
         """Append a batch atomically; see :meth:`ConversationStore.append_messages`."""
-        check_key("conversation_id", conversation_id)
-        expected = check_expected_version(expected_version)
-        batch = encode_batch(conversation_id, messages, self._limits)
+        expected, batch = check_append(conversation_id, messages, expected_version, self._limits)
 
         def work(conn: sqlite3.Connection) -> AppendResult:
             return _append(conn, conversation_id, batch, expected)
@@ -624,12 +596,9 @@ class SQLiteConversationStore:
         self, conversation_id: str, *, after: int = 0, limit: int | None = None
     ) -> tuple[StoredMessage, ...]:
         """Messages with ``seq > after`` in order, at most ``limit``, from one snapshot."""
-        check_key("conversation_id", conversation_id)
-        start = check_count("after", after)
-        count = check_optional_count("limit", limit)
+        start, count = check_load(conversation_id, after, limit)
 
-        cached = self._cache.prefix(conversation_id) if self._cache.enabled else []
-        head, start, count = serve_load(cached, start, count)
+        head, start, count = self._cache.serve(conversation_id, start, count)
         if count == 0 and head:  # all from the cache
             await anyio.lowlevel.checkpoint()
             if self._closed:
@@ -650,17 +619,13 @@ class SQLiteConversationStore:
 
         loaded: tuple[StoredMessage, ...]
         loaded, chars = await self._call("load_messages", lambda: self._read(work))
-        if not loaded:
-            return head
-        self._cache.extend(conversation_id, start, loaded, chars)
-        return head + loaded if head else loaded
+        return self._cache.join(conversation_id, start, head, loaded, chars)
 
     async def load_recent_messages(
         self, conversation_id: str, count: int
     ) -> tuple[StoredMessage, ...]:
         """The last ``count`` messages, in sequence order, from one snapshot."""
-        check_key("conversation_id", conversation_id)
-        wanted = check_count("count", count)
+        wanted = check_recent(conversation_id, count)
 
         def work(conn: sqlite3.Connection) -> tuple[StoredMessage, ...]:
             rows = conn.execute(
@@ -682,8 +647,7 @@ class SQLiteConversationStore:
         self, conversation_id: str, rating: int, comment: str | None = None
     ) -> Conversation:
         """Set the rating and comment; see :meth:`ConversationStore.rate`."""
-        checked_rating, checked_comment = check_rating(rating, comment)
-        check_key("conversation_id", conversation_id)
+        checked_rating, checked_comment = check_rate(conversation_id, rating, comment)
 
         def work(conn: sqlite3.Connection) -> Conversation:
             row = conn.execute(
