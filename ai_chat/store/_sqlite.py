@@ -1,4 +1,4 @@
-"""The SQLite store: the embedded default, stdlib ``sqlite3`` in anyio worker threads."""
+"""The SQLite store: the embedded default, stdlib ``sqlite3`` with a thread per connection."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, Literal, Self, TypeVar, cast
 
 import anyio
@@ -222,7 +223,7 @@ class _Reply:
 
 
 def _serve(requests: queue.SimpleQueue[_Request | None], conn: sqlite3.Connection) -> None:
-    """A read connection's thread: run each request, then wake its task."""
+    """A connection's thread: run each request, then wake its task."""
     while True:
         request = requests.get()
         if request is None:
@@ -238,8 +239,9 @@ def _serve(requests: queue.SimpleQueue[_Request | None], conn: sqlite3.Connectio
         del reply
 
 
-class _Reader:
-    """A read connection with a thread of its own, fed through a queue.
+class _Worker:
+    """A connection with a thread of its own, fed through a queue (each read connection
+    has one, and so does the writer).
 
     The task hands a read over and is woken through the event loop's thread-safe
     callback: two trips through the event loop per read, where a pooled worker thread
@@ -249,11 +251,11 @@ class _Reader:
 
     __slots__ = ("__weakref__", "_conn", "_requests", "_thread")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, name: str) -> None:
         self._conn = conn
         self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
         self._thread = threading.Thread(
-            target=_serve, args=(self._requests, conn), name="ai_chat-sqlite-reader", daemon=True
+            target=_serve, args=(self._requests, conn), name=f"ai_chat-sqlite-{name}", daemon=True
         )
         self._thread.start()
         weakref.finalize(self, self._requests.put, None)
@@ -280,7 +282,7 @@ class _Reader:
 class SQLiteConversationStore(AsyncClosing):
     """A :class:`ConversationStore` in an SQLite database file: the embedded default.
 
-    Runs the standard library's ``sqlite3`` in anyio worker threads, so it never blocks
+    Runs the standard library's ``sqlite3`` with a thread per connection, so it never blocks
     the event loop, on asyncio and trio. The database is in WAL mode (readers never wait
     for the writer) with ``synchronous=FULL`` (a committed append survives a power
     loss). Writes run in ``BEGIN IMMEDIATE`` transactions on one writer connection,
@@ -349,8 +351,9 @@ class SQLiteConversationStore(AsyncClosing):
         self._limiter = anyio.CapacityLimiter(1)
         self._read_slots = anyio.Semaphore(self._reader_count, fast_acquire=True)
         self._writer: sqlite3.Connection | None = None
-        self._readers: list[_Reader] = []
-        self._idle: list[_Reader] = []
+        self._write_worker: _Worker | None = None  # the writer's own thread
+        self._readers: list[_Worker] = []
+        self._idle: list[_Worker] = []
         self._closed = False
 
     @property
@@ -377,8 +380,9 @@ class SQLiteConversationStore(AsyncClosing):
                     self._open_sync, limiter=self._limiter
                 )
                 if not self._memory:
-                    self._readers = [_Reader(conn) for conn in readers]
+                    self._readers = [_Worker(conn, "reader") for conn in readers]
                     self._idle = list(self._readers)
+                self._write_worker = _Worker(writer, "writer")
                 self._writer = writer
             return self._writer
 
@@ -414,14 +418,15 @@ class SQLiteConversationStore(AsyncClosing):
             async with self._open_lock, self._write_lock:
                 for _ in range(self._reader_count):  # wait for running reads; keep them out
                     await self._read_slots.acquire()
-                readers, writer = self._readers, self._writer
+                readers, worker = self._readers, self._write_worker
                 self._writer = None
+                self._write_worker = None
                 self._readers = []
                 self._idle = []
                 for reader in readers:
                     await anyio.to_thread.run_sync(reader.close, limiter=self._limiter)
-                if writer is not None:
-                    await anyio.to_thread.run_sync(writer.close, limiter=self._limiter)
+                if worker is not None:  # ends the writer's thread, closes its connection
+                    await anyio.to_thread.run_sync(worker.close, limiter=self._limiter)
 
     # --- running work in threads -------------------------------------------------------
 
@@ -434,7 +439,7 @@ class SQLiteConversationStore(AsyncClosing):
         a task cancelled while its job is still queued removes it (never run), a task
         cancelled after that finds it run (committed, or failed as a whole).
         """
-        writer = await self._open()
+        await self._open()
         await anyio.lowlevel.checkpoint_if_cancelled()
         job = _Job[_T](work)
         self._pending.append(job)
@@ -449,13 +454,13 @@ class SQLiteConversationStore(AsyncClosing):
                         raise StoreError("a queued write was lost")
                     for queued in group:
                         queued.taken = True
-                    # Taken jobs always run: the shield keeps run_sync from being
-                    # cancelled before its thread starts (once it has, it is waited for).
+                    worker = self._write_worker
+                    assert worker is not None  # set with the writer, cleared under this lock
+                    # Taken jobs always run: the shield keeps the hand-over to the writer's
+                    # thread from being cancelled (once it has run, it is waited for).
                     with anyio.CancelScope(shield=True):
                         try:
-                            await anyio.to_thread.run_sync(
-                                _run_group, writer, group, limiter=self._limiter
-                            )
+                            await worker.run(partial(_run_group, group=group))
                         finally:
                             for queued in group:
                                 queued.finished.set()
@@ -482,9 +487,9 @@ class SQLiteConversationStore(AsyncClosing):
             async with self._write_lock:
                 if self._closed:
                     raise StoreError("the conversation store is closed")
-                writer = self._writer
-                assert writer is not None
-                return await anyio.to_thread.run_sync(work, writer, limiter=self._limiter)
+                worker = self._write_worker
+                assert worker is not None
+                return await worker.run(work)
         if self._closed:
             raise StoreError("the conversation store is closed")
         await anyio.lowlevel.checkpoint_if_cancelled()
