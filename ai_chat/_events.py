@@ -128,6 +128,16 @@ _REASONING_DELTA_OVERHEAD = len('{"type":"reasoning-delta","id":"","delta":""}')
 _STREAMING, _INPUT_DONE, _OUTPUT_DONE = range(3)
 
 
+def _string_cost(text: str) -> int | None:
+    """What ``text`` adds to a JSON document's size, quotes aside (its characters and
+    their escapes, as ``JSON.stringify`` writes them); None if it cannot be encoded."""
+    try:
+        adds = text.encode().translate(None, _KEEP_ADDS_LENGTH)
+    except UnicodeEncodeError:
+        return None
+    return len(text) + len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
+
+
 class EventChecker:
     """Checks an adapter's events one at a time and returns them frozen.
 
@@ -152,8 +162,10 @@ class EventChecker:
         self._limits = limits
         self._max_response_chars = max_response_chars
         self._adapter = adapter
-        self._open_text: set[str] = set()
-        self._open_reasoning: set[str] = set()
+        # Open part ids, each with what it adds to a delta's JSON size (None: a delta
+        # for it takes the general path).
+        self._open_text: dict[str, int | None] = {}
+        self._open_reasoning: dict[str, int | None] = {}
         self._tools: dict[str, tuple[int, str]] = {}
         self._step_open = False
         self.index = 0
@@ -245,34 +257,28 @@ class EventChecker:
             return None
         part_id = raw.get("id")
         delta = raw.get("delta")
-        if (
-            type(part_id) is not str
-            or type(delta) is not str
-            or part_id not in parts
-            or self.finished
-            or len(delta) >= self._limits.max_chars
-        ):
+        if type(part_id) is not str or type(delta) is not str or self.finished:
+            return None
+        id_cost = parts.get(part_id)
+        if id_cost is None or len(delta) >= self._limits.max_chars:
             return None
         for key in raw:
             if type(key) is not str:
                 return None
         try:
             adds = delta.encode().translate(None, _KEEP_ADDS_LENGTH)
-            id_adds = part_id.encode().translate(None, _KEEP_ADDS_LENGTH)
         except UnicodeEncodeError:
             return None
-        size = overhead + len(delta) + len(part_id)
+        size = overhead + len(delta) + id_cost
         if adds:
             size += len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
-        if id_adds:
-            size += len(id_adds) + 4 * len(id_adds.translate(None, _KEEP_LONG_ESCAPES))
         if size > self._limits.max_chars or self._limits.max_values < 4:
             return None
         total = self.total_chars + size
         if total > self._max_response_chars:
             return None
         self.total_chars = total
-        return cast(ChatEvent, FrozenDict(cast("dict[str, str]", raw)))
+        return FrozenDict(raw)  # pyright: ignore[reportReturnType]  # checked above; no cast call in the hot path
 
     def check_end(self) -> None:
         """The adapter's iterator ended: raise unless ``finish`` came."""
@@ -307,11 +313,11 @@ class EventChecker:
             if kind.endswith("-start"):
                 if part_id in parts:
                     return f"{kind} for part id {part_id!r}, which is already open"
-                parts.add(part_id)
+                parts[part_id] = _string_cost(part_id)
             else:
                 if part_id not in parts:
                     return f"{kind} for part id {part_id!r}, which was never started (or already ended)"
-                parts.discard(part_id)
+                del parts[part_id]
             return None
         if kind.startswith("tool-"):
             return self._tool(kind, event)
