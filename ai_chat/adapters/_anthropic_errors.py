@@ -22,7 +22,7 @@ import httpx2
 
 from .._errors import ProviderError
 from ._http import retry_after, shorten
-from ._response import transport_error
+from ._response import timeout_error, transport_error, unreachable_error
 
 __all__ = ["PROVIDER", "TRANSLATED", "provider_error", "stream_error"]
 
@@ -56,17 +56,9 @@ def provider_error(
     if isinstance(exc, anthropic.APIStatusError):
         return _status_error(exc)
     if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderError(
-            PROVIDER,
-            "the request timed out before a response came; retry, or raise the client's timeout",
-        )
+        return timeout_error(PROVIDER)
     if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__
-        reason = f": {type(cause).__name__}: {cause}" if cause is not None else ""
-        return ProviderError(
-            PROVIDER,
-            shorten(f"could not reach {exc.request.url}{reason}; check base_url and the network"),
-        )
+        return unreachable_error(PROVIDER, exc.request.url, exc.__cause__)
     if isinstance(exc, anthropic.CredentialsError):
         return ProviderError(
             PROVIDER,

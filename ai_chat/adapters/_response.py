@@ -14,7 +14,7 @@ import httpx2
 from .._errors import ProviderError
 from ._http import shorten
 
-__all__ = ["drain", "release", "transport_error"]
+__all__ = ["drain", "release", "timeout_error", "transport_error", "unreachable_error"]
 
 # After the terminal event the rest of the body (normally just the last, empty chunk) is
 # read so the connection can go back to the pool, as the SDKs do; past these bounds it is
@@ -80,4 +80,20 @@ def transport_error(provider: str, exc: BaseException, request_id: str | None) -
         provider,
         shorten(f"{detail}: {type(exc).__name__}: {exc}; retry the request"),
         request_id=request_id,
+    )
+
+
+def timeout_error(provider: str) -> ProviderError:
+    """The ProviderError for an SDK's timeout before any response came."""
+    return ProviderError(
+        provider,
+        "the request timed out before a response came; retry, or raise the client's timeout",
+    )
+
+
+def unreachable_error(provider: str, url: object, cause: BaseException | None) -> ProviderError:
+    """The ProviderError for an SDK's connection error (``cause``: the transport's)."""
+    reason = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+    return ProviderError(
+        provider, shorten(f"could not reach {url}{reason}; check base_url and the network")
     )
