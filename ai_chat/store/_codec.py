@@ -17,7 +17,7 @@ import json
 import json.scanner
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
@@ -359,31 +359,63 @@ def decode_json(text: str) -> Any:
 _new_tuple = tuple.__new__
 
 
+_DECODE_CHUNK_CHARS = 1 << 20  # stored text decoded in one scan, about
+
+
 def decode_rows(
-    rows: Iterable[tuple[int, str, _Time]], moment: Callable[[_Time], datetime]
+    rows: Sequence[tuple[int, str, _Time]], moment: Callable[[_Time], datetime]
 ) -> tuple[StoredMessage, ...]:
     """Rows of ``(seq, body, stored time)`` as stored messages: the hot path of a load.
 
     ``moment`` converts a backend's time; a batch's messages share theirs, so each
-    distinct time is converted once. The usual message (its parts the only array) is
-    decoded inline; anything else goes through :func:`decode_json`.
+    distinct time is converted once. Bodies are decoded a chunk at a time, joined into
+    one JSON array for one scan (a call into the C scanner per chunk, not per message):
+    the usual message (its parts the only array, each body holding one ``[``) is then
+    finished inline; anything else, or a chunk that does not scan as exactly one value
+    per row, goes through :func:`decode_json` row by row (which names an altered row).
     """
-    scan = _scan
     stored: list[StoredMessage] = []
     append = stored.append
     last: object = _ABSENT
     when = datetime.min
-    for seq, body, created in rows:
-        if created != last:
-            last, when = created, moment(created)
-        message, end = scan(body)
-        parts = message.get("parts") if type(message) is FrozenDict else None
-        if end == len(body) and type(parts) is list and body.count("[") == 1:
-            dict.__setitem__(message, "parts", tuple(parts))
-        else:
-            message = decode_json(body)
-        append(_new_tuple(StoredMessage, (seq, message, when)))
+    total = len(rows)
+    start = 0
+    while start < total:
+        end = start
+        chars = 0
+        while end < total and (chars < _DECODE_CHUNK_CHARS or end == start):
+            chars += len(rows[end][1])
+            end += 1
+        chunk = rows[start:end]
+        start = end
+        values = _scan_chunk(chunk)
+        usual = values is not None
+        if values is None:
+            values = [decode_json(body) for _, body, _ in chunk]
+        for (seq, body, created), message in zip(chunk, values, strict=True):
+            if created != last:
+                last, when = created, moment(created)
+            if usual:
+                parts = message.get("parts") if type(message) is FrozenDict else None
+                if type(parts) is list and body.count("[") == 1:
+                    dict.__setitem__(message, "parts", tuple(parts))
+                else:
+                    message = decode_json(body)
+            append(_new_tuple(StoredMessage, (seq, message, when)))
     return tuple(stored)
+
+
+def _scan_chunk(chunk: Sequence[tuple[int, str, object]]) -> list[Any] | None:
+    """The chunk's bodies as one JSON array scanned at once, or ``None`` when that is
+    not exactly one valid value per row (the caller then decodes row by row)."""
+    text = "[" + ",".join([row[1] for row in chunk]) + "]"
+    try:
+        values, end = _SCAN(text, 0)
+    except (StopIteration, ValueError):
+        return None
+    if end != len(text) or type(values) is not list or len(values) != len(chunk):
+        return None
+    return values
 
 
 def decode_message(body: str) -> Message:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import sqlite3
-import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, Literal, Self, TypeVar, cast
 
@@ -19,7 +16,6 @@ import anyio.to_thread
 
 from .._closing import AsyncClosing
 from .._errors import ConfigurationError
-from .._spawn import LoopHandle
 from ..limits import JSONLimits
 from ._codec import (
     DEFAULT_CACHE_CHARS,
@@ -49,9 +45,17 @@ from ._errors import (
     SchemaVersionError,
     StoreError,
 )
+from ._group import GroupCommit
 from ._records import AppendResult, Conversation, StoredMessage
+from ._threads import ThreadWorker
 
-__all__ = ["LIST_CONVERSATIONS_SQL", "SCHEMA_VERSION", "SYNCHRONOUS", "SQLiteConversationStore"]
+__all__ = [
+    "LIST_CONVERSATIONS_SQL",
+    "SCHEMA_VERSION",
+    "SYNCHRONOUS",
+    "SQLiteConversationStore",
+    "append_lookup_sql",
+]
 
 _T = TypeVar("_T")
 
@@ -85,6 +89,29 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
             UNIQUE (conversation_id, message_id)
         )""",
     ),
+    # 2: messages clustered by (conversation_id, seq) in a WITHOUT ROWID table, so a
+    # load reads one b-tree in order and an append writes one b-tree fewer; the message
+    # id index gets a name, so that the idempotency lookup can insist on it.
+    (
+        """CREATE TABLE ai_chat_messages_2 (
+            conversation_id TEXT NOT NULL
+                REFERENCES ai_chat_conversations (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            message_id TEXT NOT NULL,
+            digest BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        ) WITHOUT ROWID""",
+        """INSERT INTO ai_chat_messages_2 (conversation_id, seq, message_id, digest,
+            created_at, body)
+            SELECT conversation_id, seq, message_id, digest, created_at, body
+            FROM ai_chat_messages ORDER BY conversation_id, seq""",
+        "DROP TABLE ai_chat_messages",
+        "ALTER TABLE ai_chat_messages_2 RENAME TO ai_chat_messages",
+        """CREATE UNIQUE INDEX ai_chat_messages_by_message_id
+            ON ai_chat_messages (conversation_id, message_id)""",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -106,6 +133,23 @@ _NEXT_ACTIVITY = (
     "subject_id = ? ORDER BY activity DESC LIMIT 1), 0) + 1"
 )
 _ID_CHUNK = 500  # ids per IN (...) query, well under SQLite's bound on parameters
+# Without statistics the planner would rather range over a conversation's messages by
+# primary key than look each id up: it is told.
+_BY_MESSAGE_ID = "INDEXED BY ai_chat_messages_by_message_id"
+
+
+def append_lookup_sql(ids: int) -> str:
+    """The statement an append starts with: the conversation, its subject's latest
+    activity, and which of ``ids`` message ids are stored already (one row each, or one
+    row of NULLs)."""
+    return (
+        "SELECT c.version, c.updated_at, c.activity, (SELECT l.activity FROM "
+        "ai_chat_conversations l WHERE l.context = c.context AND l.subject_id = c.subject_id "
+        "ORDER BY l.activity DESC LIMIT 1), m.message_id, m.seq, m.digest "
+        f"FROM ai_chat_conversations c LEFT JOIN ai_chat_messages m {_BY_MESSAGE_ID} "
+        f"ON m.conversation_id = c.id AND m.message_id IN ({', '.join('?' * ids)}) "
+        "WHERE c.id = ?"
+    )
 
 
 def _record(row: Sequence[Any]) -> Conversation:
@@ -161,6 +205,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 _GROUP_MAX = 256  # writes committed together at most
+_GROUP_CHARS = 16_000_000  # and their JSON text at most (a larger write goes alone)
 
 
 @dataclass(eq=False, slots=True)
@@ -168,12 +213,14 @@ class _Job(Generic[_T]):
     """One queued write: its work, and what came of it."""
 
     work: Callable[[sqlite3.Connection], _T]
-    taken: bool = False
+    chars: int = 0
     done: bool = False
     result: _T | None = None
     error: BaseException | None = None
-    # Set in the event loop once the group holding the job has run (or failed).
-    finished: anyio.Event = field(default_factory=anyio.Event)
+
+
+def _job_chars(job: _Job[Any]) -> int:
+    return job.chars
 
 
 def _run_group(conn: sqlite3.Connection, group: list[_Job[Any]]) -> None:
@@ -209,74 +256,24 @@ def _run_group(conn: sqlite3.Connection, group: list[_Job[Any]]) -> None:
             job.done = True
 
 
-_Request = tuple[Callable[[sqlite3.Connection], Any], "_Reply"]
+class _Connection:
+    """A connection with a thread of its own (each read connection has one, and so does
+    the writer)."""
 
-
-@dataclass(eq=False, slots=True)
-class _Reply:
-    """What a read came to, and how to tell the task waiting for it."""
-
-    loop: LoopHandle
-    event: anyio.Event
-    result: Any = None
-    error: BaseException | None = None
-
-
-def _serve(requests: queue.SimpleQueue[_Request | None], conn: sqlite3.Connection) -> None:
-    """A connection's thread: run each request, then wake its task."""
-    while True:
-        request = requests.get()
-        if request is None:
-            return
-        work, reply = request
-        try:
-            reply.result = work(conn)
-        except BaseException as exc:  # handed to the waiting task, which raises it
-            reply.error = exc
-        del work, request
-        with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody waits
-            reply.loop.run_soon(reply.event.set)
-        del reply
-
-
-class _Worker:
-    """A connection with a thread of its own, fed through a queue (each read connection
-    has one, and so does the writer).
-
-    The task hands a read over and is woken through the event loop's thread-safe
-    callback: two trips through the event loop per read, where a pooled worker thread
-    behind a capacity limiter takes four. The thread ends when :meth:`close` is called
-    or, for a store never closed, when this object is garbage collected.
-    """
-
-    __slots__ = ("__weakref__", "_conn", "_requests", "_thread")
+    __slots__ = ("conn", "thread")
 
     def __init__(self, conn: sqlite3.Connection, name: str) -> None:
-        self._conn = conn
-        self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(
-            target=_serve, args=(self._requests, conn), name=f"ai_chat-sqlite-{name}", daemon=True
-        )
-        self._thread.start()
-        weakref.finalize(self, self._requests.put, None)
+        self.conn = conn
+        self.thread = ThreadWorker(f"ai_chat-sqlite-{name}")
 
     async def run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        """Run ``work`` on the connection; a cancelled call waits for it, like
-        ``anyio.to_thread.run_sync``, and the cancellation then lands at the caller's
-        next checkpoint."""
-        reply = _Reply(LoopHandle(), anyio.Event())
-        self._requests.put((work, reply))
-        with anyio.CancelScope(shield=True):
-            await reply.event.wait()
-        if reply.error is not None:
-            raise reply.error
-        return cast(_T, reply.result)
+        """Run ``work`` on the connection, in its thread."""
+        return await self.thread.run(partial(work, self.conn))
 
     def close(self) -> None:
-        """End the thread and close the connection (blocking: call it in a thread)."""
-        self._requests.put(None)
-        self._thread.join()
-        self._conn.close()
+        """End the thread, then close the connection (blocking: call it in a thread)."""
+        self.thread.close()
+        self.conn.close()
 
 
 class SQLiteConversationStore(AsyncClosing):
@@ -342,18 +339,16 @@ class SQLiteConversationStore(AsyncClosing):
         self._busy_timeout = busy_timeout
         self._reader_count = 1 if self._memory else readers
         self._open_lock = anyio.Lock()
-        # fast_acquire: a free lock is taken without a trip through the event loop (the
-        # write checks for cancellation just before).
-        self._write_lock = anyio.Lock(fast_acquire=True)
-        self._pending: list[_Job[Any]] = []
-        # Threads: one for the writer (and opening and closing), and one per read
-        # connection, its own; a read holding a slot always finds an idle reader.
+        self._writes = GroupCommit[_Job[Any]](
+            self._run_writes, chars=_job_chars, max_jobs=_GROUP_MAX, max_chars=_GROUP_CHARS
+        )
+        # Threads: one per connection, its own (anyio's for opening and closing); a read
+        # holding a slot always finds an idle reader.
         self._limiter = anyio.CapacityLimiter(1)
         self._read_slots = anyio.Semaphore(self._reader_count, fast_acquire=True)
-        self._writer: sqlite3.Connection | None = None
-        self._write_worker: _Worker | None = None  # the writer's own thread
-        self._readers: list[_Worker] = []
-        self._idle: list[_Worker] = []
+        self._writer: _Connection | None = None
+        self._readers: list[_Connection] = []
+        self._idle: list[_Connection] = []
         self._closed = False
 
     @property
@@ -367,7 +362,7 @@ class SQLiteConversationStore(AsyncClosing):
 
     # --- opening and closing -----------------------------------------------------------
 
-    async def _open(self) -> sqlite3.Connection:
+    async def _open(self) -> _Connection:
         if self._closed:
             raise StoreError("the conversation store is closed")
         if self._writer is not None:
@@ -380,10 +375,9 @@ class SQLiteConversationStore(AsyncClosing):
                     self._open_sync, limiter=self._limiter
                 )
                 if not self._memory:
-                    self._readers = [_Worker(conn, "reader") for conn in readers]
+                    self._readers = [_Connection(conn, "reader") for conn in readers]
                     self._idle = list(self._readers)
-                self._write_worker = _Worker(writer, "writer")
-                self._writer = writer
+                self._writer = _Connection(writer, "writer")
             return self._writer
 
     def _open_sync(self) -> tuple[sqlite3.Connection, list[sqlite3.Connection]]:
@@ -415,67 +409,48 @@ class SQLiteConversationStore(AsyncClosing):
         self._closed = True
         self._cache.clear()
         with anyio.CancelScope(shield=True):
-            async with self._open_lock, self._write_lock:
+            async with self._open_lock, self._writes.lock:
                 for _ in range(self._reader_count):  # wait for running reads; keep them out
                     await self._read_slots.acquire()
-                readers, worker = self._readers, self._write_worker
+                readers, writer = self._readers, self._writer
                 self._writer = None
-                self._write_worker = None
                 self._readers = []
                 self._idle = []
                 for reader in readers:
                     await anyio.to_thread.run_sync(reader.close, limiter=self._limiter)
-                if worker is not None:  # ends the writer's thread, closes its connection
-                    await anyio.to_thread.run_sync(worker.close, limiter=self._limiter)
+                if writer is not None:  # ends the writer's thread, closes its connection
+                    await anyio.to_thread.run_sync(writer.close, limiter=self._limiter)
 
     # --- running work in threads -------------------------------------------------------
 
-    async def _write(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _write(self, work: Callable[[sqlite3.Connection], _T], chars: int = 0) -> _T:
         """Run ``work`` in a write transaction, committed together with the writes that
         queued up meanwhile (group commit: one sync to disk for all of them).
 
         Each job runs in its own savepoint, so one that fails leaves no trace and does
-        not affect the others. A job is taken out of the queue before its thread starts;
-        a task cancelled while its job is still queued removes it (never run), a task
-        cancelled after that finds it run (committed, or failed as a whole).
+        not affect the others; ``chars`` is the size of what it writes. A task cancelled
+        while its job is still queued removes it (never run), a task cancelled after
+        that finds it run (committed, or failed as a whole).
         """
-        await self._open()
-        await anyio.lowlevel.checkpoint_if_cancelled()
-        job = _Job[_T](work)
-        self._pending.append(job)
-        try:
-            async with self._write_lock:
-                while not job.done:
-                    if self._closed:
-                        raise StoreError("the conversation store is closed")
-                    group = self._pending[:_GROUP_MAX]
-                    del self._pending[:_GROUP_MAX]
-                    if not group:  # cannot happen: a taken job is always run
-                        raise StoreError("a queued write was lost")
-                    for queued in group:
-                        queued.taken = True
-                    worker = self._write_worker
-                    assert worker is not None  # set with the writer, cleared under this lock
-                    # Taken jobs always run: the shield keeps the hand-over to the writer's
-                    # thread from being cancelled (once it has run, it is waited for).
-                    with anyio.CancelScope(shield=True):
-                        try:
-                            await worker.run(partial(_run_group, group=group))
-                        finally:
-                            for queued in group:
-                                queued.finished.set()
-        except BaseException:
-            if not job.taken:
-                self._pending.remove(job)
-            else:
-                # Another task's group took the job: it runs, so wait for it to end
-                # (committed or rolled back as a whole) before the cancellation goes on.
-                with anyio.CancelScope(shield=True):
-                    await job.finished.wait()
-            raise
+        if self._writer is None or self._closed:
+            await self._open()
+        job = _Job[_T](work, chars)
+        await self._writes.submit(job)
+        if not job.done:  # cannot happen: a taken job always runs
+            raise StoreError("a queued write was lost")
         if job.error is not None:
             raise job.error
         return cast(_T, job.result)
+
+    async def _run_writes(self, group: list[_Job[Any]]) -> None:
+        """Run one group of writes in the writer's thread (``_writes`` holds its lock)."""
+        writer = self._writer
+        if self._closed or writer is None:
+            for job in group:
+                job.error = StoreError("the conversation store is closed")
+                job.done = True
+            return
+        await writer.run(partial(_run_group, group=group))
 
     async def _read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``work`` on a read connection. Each statement sees one snapshot: reads
@@ -484,12 +459,11 @@ class SQLiteConversationStore(AsyncClosing):
         if self._writer is None:
             await self._open()
         if self._memory:
-            async with self._write_lock:
-                if self._closed:
+            async with self._writes.lock:
+                writer = self._writer
+                if self._closed or writer is None:
                     raise StoreError("the conversation store is closed")
-                worker = self._write_worker
-                assert worker is not None
-                return await worker.run(work)
+                return await writer.run(work)
         if self._closed:
             raise StoreError("the conversation store is closed")
         await anyio.lowlevel.checkpoint_if_cancelled()
@@ -593,7 +567,7 @@ class SQLiteConversationStore(AsyncClosing):
             return _append(conn, conversation_id, batch, expected)
 
         try:
-            return await self._write(work)
+            return await self._write(work, sum(len(item.body) for item in batch))
         except sqlite3.Error as exc:
             raise AppendError(conversation_id, type(self).__name__, str(exc)) from exc
 
@@ -688,22 +662,26 @@ def _append(
     batch: tuple[EncodedMessage, ...],
     expected: int | None,
 ) -> AppendResult:
-    row = conn.execute(
-        "SELECT version, updated_at, context, subject_id FROM ai_chat_conversations WHERE id = ?",
-        (conversation_id,),
-    ).fetchone()
-    if row is None:
+    # One statement reads the conversation, the subject's latest activity and which of
+    # the batch's (first) ids are stored already.
+    ids = [item.id for item in batch[:_ID_CHUNK]]
+    rows = conn.execute(append_lookup_sql(len(ids)), (*ids, conversation_id)).fetchall()
+    if not rows:
         raise ConversationNotFoundError(conversation_id)
-    version: int = row[0]
-    updated_at: int = row[1]
-    existing: dict[str, tuple[int, bytes]] = {}
-    for start in range(0, len(batch), _ID_CHUNK):
-        ids = [item.id for item in batch[start : start + _ID_CHUNK]]
-        marks = ", ".join("?" * len(ids))
+    version: int
+    updated_at: int
+    activity: int
+    latest: int
+    version, updated_at, activity, latest = rows[0][:4]
+    existing: dict[str, tuple[int, bytes]] = {
+        row[4]: (row[5], row[6]) for row in rows if row[4] is not None
+    }
+    for start in range(_ID_CHUNK, len(batch), _ID_CHUNK):
+        more = [item.id for item in batch[start : start + _ID_CHUNK]]
         for message_id, seq, digest in conn.execute(
-            "SELECT message_id, seq, digest FROM ai_chat_messages "
-            f"WHERE conversation_id = ? AND message_id IN ({marks})",
-            (conversation_id, *ids),
+            f"SELECT message_id, seq, digest FROM ai_chat_messages {_BY_MESSAGE_ID} "
+            f"WHERE conversation_id = ? AND message_id IN ({', '.join('?' * len(more))})",
+            (conversation_id, *more),
         ):
             existing[message_id] = (seq, digest)
     seqs, new = plan_append(conversation_id, batch, existing, version, expected)
@@ -719,9 +697,17 @@ def _append(
         ],
     )
     new_version = version + len(new)
-    conn.execute(
-        f"UPDATE ai_chat_conversations SET version = ?, updated_at = ?, activity = {_NEXT_ACTIVITY} "
-        "WHERE id = ?",
-        (new_version, now, row[2], row[3], conversation_id),
-    )
+    if activity == latest:
+        # Already the subject's most recently active conversation: its place in the
+        # activity index stays (one index page fewer to write).
+        conn.execute(
+            "UPDATE ai_chat_conversations SET version = ?, updated_at = ? WHERE id = ?",
+            (new_version, now, conversation_id),
+        )
+    else:
+        conn.execute(
+            "UPDATE ai_chat_conversations SET version = ?, updated_at = ?, activity = ? "
+            "WHERE id = ?",
+            (new_version, now, latest + 1, conversation_id),
+        )
     return AppendResult(seqs, new_version, len(new))

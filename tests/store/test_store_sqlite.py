@@ -20,7 +20,13 @@ from ai_chat.store import (
     SQLiteConversationStore,
     StoreError,
 )
-from ai_chat.store._sqlite import LIST_CONVERSATIONS_SQL, SCHEMA_VERSION
+from ai_chat.store._codec import DEFAULT_STORE_LIMITS, encode_batch
+from ai_chat.store._sqlite import (
+    _MIGRATIONS,  # pyright: ignore[reportPrivateUsage]
+    LIST_CONVERSATIONS_SQL,
+    SCHEMA_VERSION,
+    append_lookup_sql,
+)
 from ai_chat.store.testing import (
     ConversationStoreCompliance,
     PersistentStoreCompliance,
@@ -88,6 +94,40 @@ async def test_the_database_is_wal_and_migrated_once(tmp_path: Path) -> None:
     assert _query(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 
+async def test_a_version_1_database_is_migrated_with_its_messages(tmp_path: Path) -> None:
+    # A database as ai_chat's first schema left it: messages in a rowid table.
+    path = tmp_path / "chats.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in _MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute(
+        "INSERT INTO ai_chat_conversations (id, context, subject_id, created_at, updated_at, "
+        "activity, metadata, version) VALUES ('c1', 'ctx', 'subj', 1, 2, 1, '{}', 2)"
+    )
+    batch = encode_batch("c1", [_user("m1"), _user("m2")], DEFAULT_STORE_LIMITS)
+    conn.executemany(
+        "INSERT INTO ai_chat_messages VALUES ('c1', ?, ?, ?, 2, ?)",
+        [(seq, item.id, item.digest, item.body) for seq, item in enumerate(batch, 1)],
+    )
+    conn.close()
+
+    async with SQLiteConversationStore(path) as store:
+        loaded = await store.load_messages("c1")
+        assert [(m.seq, m.message) for m in loaded] == [
+            (1, batch[0].message),
+            (2, batch[1].message),
+        ]
+        # The stored digests still recognize a replay, and the log goes on from seq 3.
+        replay = await store.append_messages("c1", [_user("m2"), _user("m3")])
+        assert (replay.seqs, replay.version, replay.stored) == ((2, 3), 3, 1)
+    assert _query(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    ddl = _query(path, "SELECT sql FROM sqlite_master WHERE name = 'ai_chat_messages'")
+    assert str(ddl[0][0]).rstrip().endswith("WITHOUT ROWID")
+    assert _query(path, "PRAGMA foreign_key_check") == []
+    assert _query(path, "PRAGMA integrity_check") == [("ok",)]
+
+
 async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "chats.db"
     async with SQLiteConversationStore(path) as store:
@@ -122,6 +162,20 @@ async def test_find_latest_uses_the_index(tmp_path: Path) -> None:
     details = " ".join(str(row[-1]) for row in plan)
     assert "USING INDEX ai_chat_conversations_by_activity" in details, details
     assert "TEMP B-TREE" not in details, details  # ordered by the index, no sort
+
+
+async def test_an_append_looks_its_ids_up_by_index_not_by_scanning(tmp_path: Path) -> None:
+    # Without statistics SQLite would range over all of the conversation's messages by
+    # primary key for a batch of several ids: the append's lookup names its index.
+    path = tmp_path / "chats.db"
+    async with SQLiteConversationStore(path) as store:
+        await store.create_conversation("ctx", "subj")
+    for ids in (1, 3):
+        plan = _query(path, "EXPLAIN QUERY PLAN " + append_lookup_sql(ids).replace("?", "'x'"))
+        details = " ".join(str(row[-1]) for row in plan)
+        assert "ai_chat_messages_by_message_id (conversation_id=? AND message_id=?)" in details
+        assert "USING PRIMARY KEY" not in details, details
+        assert "SCAN" not in details, details
 
 
 async def test_an_append_waits_for_another_connections_write_lock(tmp_path: Path) -> None:
@@ -197,7 +251,7 @@ async def test_synchronous_is_full_unless_normal_is_asked_for(
         await store.append_messages(conversation.id, [_hello("m1")])
         writer = store._writer  # pyright: ignore[reportPrivateUsage]
         assert writer is not None
-        assert writer.execute("PRAGMA synchronous").fetchone() == (level,)
+        assert writer.conn.execute("PRAGMA synchronous").fetchone() == (level,)
     # Either way, a closed store's commits are in the file.
     async with SQLiteConversationStore(path, cache_chars=0) as reopened:
         assert [m.seq for m in await reopened.load_messages(conversation.id)] == [1]
