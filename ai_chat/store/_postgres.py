@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, LiteralString, Self, TypeVar
+from functools import partial
+from typing import Any, LiteralString, Self, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -43,20 +45,20 @@ from ._errors import (
     StoreError,
     VersionConflictError,
 )
+from ._group import GroupCommit
 from ._records import AppendResult, Conversation, StoredMessage
+from ._threads import ThreadWorker
 
 try:
     import psycopg
     import psycopg_pool
     from psycopg.pq import TransactionStatus
+    from psycopg.rows import TupleRow
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(
         "PostgresConversationStore needs psycopg 3 and psycopg-pool: "
         "pip install 'ai_chat[postgres]'"
     ) from exc
-
-if TYPE_CHECKING:
-    from psycopg.rows import TupleRow
 
 __all__ = ["LIST_CONVERSATIONS_SQL", "SCHEMA_VERSION", "PostgresConversationStore"]
 
@@ -154,6 +156,109 @@ _MIGRATIONS: tuple[tuple[LiteralString, ...], ...] = (
         END
         $$""",
     ),
+    (
+        # Group commit: the appends queued in one process while its previous group ran,
+        # to any conversations, in one transaction (one commit, one WAL flush). A
+        # conversation whose row another transaction has locked is skipped, never waited
+        # for ('busy': the caller appends it alone), so a group never waits for a lock
+        # and cannot deadlock. Each job is checked before anything of it is written, so a
+        # job that fails (not-found, duplicate, conflict) leaves no trace. Per job: its
+        # status, version, stored count and detail; r_seqs holds the seqs of the ok jobs,
+        # one per message, in job order.
+        """CREATE FUNCTION ai_chat_append_group(
+            p_conversations text[], p_expected bigint[], p_counts integer[], p_ids text[],
+            p_digests bytea[], p_bodies text[], p_now timestamptz,
+            OUT r_status text[], OUT r_version bigint[], OUT r_stored integer[],
+            OUT r_detail text[], OUT r_seqs bigint[]
+        ) LANGUAGE plpgsql AS $$
+        DECLARE
+            v_locked text[];
+            v_versions bigint[];
+            v_times timestamptz[];
+            v_at integer;
+            v_id text;
+            v_first integer := 0;
+            v_version bigint;
+            v_updated timestamptz;
+            v_next bigint;
+            v_seqs bigint[];
+            v_seq bigint;
+            v_digest bytea;
+            v_status text;
+            v_detail text;
+        BEGIN
+            r_status := '{}'; r_version := '{}'; r_stored := '{}'; r_detail := '{}';
+            r_seqs := '{}';
+            SELECT array_agg(c.id), array_agg(c.version), array_agg(c.updated_at)
+                INTO v_locked, v_versions, v_times FROM (
+                    SELECT id, version, updated_at FROM ai_chat_conversations
+                    WHERE id = ANY (p_conversations) ORDER BY id FOR UPDATE SKIP LOCKED) c;
+            FOR j IN 1 .. cardinality(p_conversations) LOOP
+                v_id := p_conversations[j];
+                v_version := NULL;
+                v_next := NULL;
+                v_status := NULL;
+                v_detail := NULL;
+                v_seqs := '{}';
+                v_at := array_position(v_locked, v_id);
+                IF v_at IS NULL THEN
+                    v_status := 'busy';
+                ELSE
+                    v_version := v_versions[v_at];
+                    v_updated := v_times[v_at];
+                    v_next := v_version;
+                    FOR i IN v_first + 1 .. v_first + p_counts[j] LOOP
+                        SELECT m.seq, m.digest INTO v_seq, v_digest FROM ai_chat_messages m
+                            WHERE m.conversation_id = v_id AND m.message_id = p_ids[i];
+                        IF FOUND THEN
+                            IF v_digest <> p_digests[i] THEN
+                                v_status := 'duplicate';
+                                v_next := v_seq;
+                                v_detail := p_ids[i];
+                                EXIT;
+                            END IF;
+                            v_seqs := v_seqs || v_seq;
+                        ELSE
+                            v_next := v_next + 1;
+                            v_seqs := v_seqs || v_next;
+                        END IF;
+                    END LOOP;
+                    IF v_status IS NULL AND v_next <> v_version AND p_expected[j] IS NOT NULL
+                            AND p_expected[j] <> v_version THEN
+                        v_status := 'conflict';
+                        v_next := v_version;
+                    END IF;
+                    IF v_status IS NULL THEN
+                        v_status := 'ok';
+                        r_seqs := r_seqs || v_seqs;
+                        IF v_next <> v_version THEN
+                            v_updated := greatest(p_now, v_updated);
+                            INSERT INTO ai_chat_messages
+                                    (conversation_id, seq, message_id, digest, created_at, body)
+                                SELECT v_id, s.seq, s.id, s.digest, v_updated, s.body
+                                FROM unnest(v_seqs, p_ids[v_first + 1 : v_first + p_counts[j]],
+                                            p_digests[v_first + 1 : v_first + p_counts[j]],
+                                            p_bodies[v_first + 1 : v_first + p_counts[j]])
+                                    AS s (seq, id, digest, body)
+                                WHERE s.seq > v_version;
+                            UPDATE ai_chat_conversations SET version = v_next,
+                                updated_at = v_updated, activity = nextval('ai_chat_activity')
+                                WHERE id = v_id;
+                            v_versions[v_at] := v_next;  -- for a later job of the group
+                            v_times[v_at] := v_updated;
+                        END IF;
+                    END IF;
+                END IF;
+                r_status := r_status || v_status;
+                r_version := r_version || v_next;
+                r_stored := r_stored || CASE WHEN v_status = 'ok'
+                    THEN (v_next - v_version)::integer ELSE 0 END;
+                r_detail := r_detail || v_detail;
+                v_first := v_first + p_counts[j];
+            END LOOP;
+        END
+        $$""",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -214,6 +319,37 @@ class _SharedConnection:
                 yield conn
 
 
+_Source = psycopg_pool.ConnectionPool[Any] | _SharedConnection
+_Work = Callable[[psycopg.Connection[TupleRow]], Any]
+
+
+_GROUP_MAX = 64  # appends committed together at most
+_GROUP_CHARS = 4_000_000  # and their JSON text at most (a larger append goes alone)
+
+
+@dataclass(eq=False, slots=True)
+class _Append:
+    """One queued append, and what came of it in its group."""
+
+    conversation_id: str
+    batch: tuple[EncodedMessage, ...]
+    expected: int | None
+    chars: int
+    # The result, the error to raise, or None: the group skipped it (its conversation
+    # was locked elsewhere) or failed as a whole, so it is to be appended alone.
+    outcome: AppendResult | Exception | None = None
+
+
+def _append_chars(job: _Append) -> int:
+    return job.chars
+
+
+def _on_connection(source: _Source, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
+    """Run ``work`` on a connection from the source, for the length of the call."""
+    with source.connection() as conn:
+        return work(conn)
+
+
 def _migrate(conn: psycopg.Connection[TupleRow]) -> None:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
@@ -234,18 +370,28 @@ def _migrate(conn: psycopg.Connection[TupleRow]) -> None:
 class PostgresConversationStore(AsyncClosing):
     """A :class:`ConversationStore` in PostgreSQL, for deployments on several machines.
 
-    Uses psycopg 3's synchronous API in anyio worker threads, so it runs on trio as well
-    as asyncio and never blocks the event loop; at most as many calls run at once as
-    the pool has connections (the rest wait in the event loop, not in threads).
+    Uses psycopg 3's synchronous API in threads of the store's own (one per connection
+    the pool may lend it, started when first needed and fed through queues), so it
+    runs on trio as well as asyncio and never blocks the event loop; at most as many
+    calls run at once as the pool has connections (the rest wait in the event loop,
+    not in threads).
 
     Appends lock the conversation's row (``SELECT ... FOR UPDATE``), so appends to one
     conversation are serialized and sequence order equals commit order, while appends
-    to other conversations proceed in parallel. Reads are single statements, so each
-    sees one snapshot. The schema is created or migrated once at open, under a
-    transaction-scoped advisory lock, so processes starting together migrate once; a
-    schema newer than this code raises :class:`SchemaVersionError`. Tables are created
-    in the connection's ``search_path`` (set ``options=-csearch_path=...`` in the DSN
-    to use another schema).
+    to other conversations proceed in parallel. Appends queued while the store's
+    previous group of appends ran are committed together (group commit: one round
+    trip, one transaction, one WAL flush), each checked before anything of it is
+    written, so one refused leaves the others whole. A group never waits for a row lock
+    held elsewhere (``FOR UPDATE SKIP LOCKED``): an append whose conversation is locked
+    by another transaction is run alone and waits for the lock without holding up the
+    group, so a group cannot deadlock with other processes. Reads are single
+    statements, so each sees one snapshot (a load that finds no messages then checks
+    that the conversation exists: conversations are never deleted, so the two agree).
+    The schema is created or migrated once at open, under a transaction-scoped advisory
+    lock, so processes starting together migrate once; a schema newer than this code
+    raises :class:`SchemaVersionError`. Tables are created in the connection's
+    ``search_path`` (set ``options=-csearch_path=...`` in the DSN to use another
+    schema).
 
     Messages once loaded stay decoded in memory (a log is append-only and a stored
     message never changes), up to ``cache_chars`` characters of their stored JSON, the
@@ -255,8 +401,8 @@ class PostgresConversationStore(AsyncClosing):
     turns the cache off).
 
     Cancellation: a call cancelled while its thread runs waits for the thread (the
-    transaction commits or rolls back as a whole) and is then cancelled; retrying a
-    cancelled append is safe.
+    transaction commits or rolls back as a whole) and is then cancelled; an append
+    cancelled while still queued is never run; retrying a cancelled append is safe.
 
     Args:
         dsn_or_pool: a connection string (the store creates, and closes, its own
@@ -301,12 +447,20 @@ class PostgresConversationStore(AsyncClosing):
                 "dsn_or_pool must be a DSN string, a psycopg_pool.ConnectionPool or a "
                 f"psycopg.Connection, got {type(dsn_or_pool).__name__}"
             )
-        self._limiter = anyio.CapacityLimiter(slots)
+        self._limiter = anyio.CapacityLimiter(1)  # opening and closing
+        # A call holding a slot always finds an idle thread (started when first needed),
+        # which takes a connection from the source for the call.
+        self._slots = anyio.Semaphore(slots, fast_acquire=True)
+        self._workers: list[ThreadWorker] = []
+        self._idle: list[ThreadWorker] = []
+        self._appends = GroupCommit[_Append](
+            self._run_appends, chars=_append_chars, max_jobs=_GROUP_MAX, max_chars=_GROUP_CHARS
+        )
         self._open_lock = anyio.Lock()
         self._opened = False
         self._closed = False
         self._running = 0
-        self._idle = anyio.Event()
+        self._all_done = anyio.Event()
 
     def _new_pool(self) -> psycopg_pool.ConnectionPool[Any]:
         return psycopg_pool.ConnectionPool(
@@ -367,28 +521,41 @@ class PostgresConversationStore(AsyncClosing):
         with anyio.CancelScope(shield=True):
             async with self._open_lock:
                 while self._running:
-                    await self._idle.wait()
+                    await self._all_done.wait()
+                workers, self._workers, self._idle = self._workers, [], []
+                for worker in workers:
+                    await anyio.to_thread.run_sync(worker.close, limiter=self._limiter)
                 if self._owned_pool is not None and self._opened:
-                    await anyio.to_thread.run_sync(self._owned_pool.close)
+                    await anyio.to_thread.run_sync(self._owned_pool.close, limiter=self._limiter)
 
     # --- running work in threads -------------------------------------------------------
 
     async def _run(self, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
-        await self._open()
+        if not self._opened:
+            await self._open()
         if self._closed:
             raise StoreError("the conversation store is closed")
+        await anyio.lowlevel.checkpoint_if_cancelled()
         self._running += 1
         try:
-            return await anyio.to_thread.run_sync(self._run_sync, work, limiter=self._limiter)
+            async with self._slots:  # fast_acquire: no trip through the loop when free
+                if self._closed:
+                    raise StoreError("the conversation store is closed")
+                worker = self._idle.pop() if self._idle else self._new_worker()
+                try:
+                    return await worker.run(partial(_on_connection, self._source, work))
+                finally:
+                    self._idle.append(worker)
         finally:
             self._running -= 1
             if not self._running:
-                self._idle.set()
-                self._idle = anyio.Event()
+                self._all_done.set()
+                self._all_done = anyio.Event()
 
-    def _run_sync(self, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
-        with self._source.connection() as conn:
-            return work(conn)
+    def _new_worker(self) -> ThreadWorker:
+        worker = ThreadWorker("ai_chat-postgres")
+        self._workers.append(worker)
+        return worker
 
     async def _call(self, operation: str, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
         try:
@@ -471,14 +638,35 @@ class PostgresConversationStore(AsyncClosing):
     ) -> AppendResult:
         """Append a batch atomically; see :meth:`ConversationStore.append_messages`."""
         expected, batch = check_append(conversation_id, messages, expected_version, self._limits)
-
-        def work(conn: psycopg.Connection[TupleRow]) -> AppendResult:
-            return _append(conn, conversation_id, batch, expected)
-
+        job = _Append(conversation_id, batch, expected, sum(len(item.body) for item in batch))
         try:
-            return await self._run(work)
+            outcome = await self._append_in_group(job)
+            if outcome is None:  # skipped, or the group failed: append it alone
+                outcome = await self._run(partial(_append, job=job))
         except psycopg.Error as exc:
             raise AppendError(conversation_id, type(self).__name__, str(exc)) from exc
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def _append_in_group(self, job: _Append) -> AppendResult | Exception | None:
+        """Append in one transaction with the appends queued meanwhile (group commit:
+        one commit, one WAL flush, one round trip for all of them); see
+        :class:`GroupCommit` for cancellation."""
+        if not self._opened:
+            await self._open()
+        if self._closed:
+            raise StoreError("the conversation store is closed")
+        await self._appends.submit(job)
+        return job.outcome
+
+    async def _run_appends(self, group: list[_Append]) -> None:
+        """Run one group of appends (``_appends`` holds its lock)."""
+        try:
+            await self._run(partial(_append_group, group=group))
+        except Exception:  # each of them is appended alone
+            for queued in group:
+                queued.outcome = None
 
     async def load_messages(
         self, conversation_id: str, *, after: int = 0, limit: int | None = None
@@ -491,18 +679,19 @@ class PostgresConversationStore(AsyncClosing):
             if self._closed:
                 raise StoreError("the conversation store is closed")
             return head
-        # One statement, so one snapshot: the conversation's existence and its messages.
-        query = (
-            "SELECT m.seq, m.body, m.created_at FROM ai_chat_conversations c "
-            "LEFT JOIN LATERAL (SELECT seq, body, created_at FROM ai_chat_messages "
-            "WHERE conversation_id = c.id AND seq > %s ORDER BY seq LIMIT %s) m ON true "
-            "WHERE c.id = %s ORDER BY m.seq"
+        query: LiteralString = (
+            "SELECT seq, body, created_at FROM ai_chat_messages "
+            "WHERE conversation_id = %s AND seq > %s ORDER BY seq LIMIT %s"
         )
 
         def work(conn: psycopg.Connection[TupleRow]) -> tuple[tuple[StoredMessage, ...], int]:
-            rows = conn.execute(query, (start, count, conversation_id)).fetchall()
-            loaded = _stored(conversation_id, rows)
-            return loaded, sum(len(row[1]) for row in rows) if loaded else 0
+            # Binary results: no text to parse for the numbers and times.
+            rows = conn.execute(query, (conversation_id, start, count), binary=True).fetchall()
+            if not rows:
+                if not head:  # a cached prefix shows the conversation exists
+                    _require(conn, conversation_id)
+                return (), 0
+            return _stored(rows), sum(len(row[1]) for row in rows)
 
         loaded, chars = await self._call("load_messages", work)
         return self._cache.join(conversation_id, start, head, loaded, chars)
@@ -512,16 +701,18 @@ class PostgresConversationStore(AsyncClosing):
     ) -> tuple[StoredMessage, ...]:
         """The last ``count`` messages, in sequence order, from one snapshot."""
         wanted = check_recent(conversation_id, count)
-        query = (
-            "SELECT m.seq, m.body, m.created_at FROM ai_chat_conversations c "
-            "LEFT JOIN LATERAL (SELECT seq, body, created_at FROM ai_chat_messages "
-            "WHERE conversation_id = c.id ORDER BY seq DESC LIMIT %s) m ON true "
-            "WHERE c.id = %s ORDER BY m.seq"
+        query: LiteralString = (
+            "SELECT seq, body, created_at FROM ai_chat_messages "
+            "WHERE conversation_id = %s ORDER BY seq DESC LIMIT %s"
         )
 
         def work(conn: psycopg.Connection[TupleRow]) -> tuple[StoredMessage, ...]:
-            rows = conn.execute(query, (wanted, conversation_id)).fetchall()
-            return _stored(conversation_id, rows)
+            rows = conn.execute(query, (conversation_id, wanted), binary=True).fetchall()
+            if not rows:
+                _require(conn, conversation_id)
+                return ()
+            rows.reverse()
+            return _stored(rows)
 
         return await self._call("load_recent_messages", work)
 
@@ -545,12 +736,19 @@ class PostgresConversationStore(AsyncClosing):
         return await self._call("rate", work)
 
 
-def _stored(conversation_id: str, rows: list[TupleRow]) -> tuple[StoredMessage, ...]:
-    if not rows:
-        raise ConversationNotFoundError(conversation_id)
-    if rows[0][0] is None:  # the conversation exists, without messages in range
-        return ()
+def _stored(rows: list[TupleRow]) -> tuple[StoredMessage, ...]:
     return decode_rows(rows, _utc)
+
+
+def _require(conn: psycopg.Connection[TupleRow], conversation_id: str) -> None:
+    """Raise unless the conversation exists: a load found no messages, and it is not
+    known whether the conversation has none or does not exist. Conversations are never
+    deleted, so this later statement agrees with the load's snapshot."""
+    row = conn.execute(
+        "SELECT 1 FROM ai_chat_conversations WHERE id = %s", (conversation_id,)
+    ).fetchone()
+    if row is None:
+        raise ConversationNotFoundError(conversation_id)
 
 
 @contextmanager
@@ -563,19 +761,68 @@ def _atomic(conn: psycopg.Connection[TupleRow]) -> Generator[None]:
             yield
 
 
-def _append(
-    conn: psycopg.Connection[TupleRow],
-    conversation_id: str,
-    batch: tuple[EncodedMessage, ...],
-    expected: int | None,
-) -> AppendResult:
+_GROUP_SQL: LiteralString = (
+    "SELECT r_status, r_version, r_stored, r_detail, r_seqs FROM ai_chat_append_group("
+    "%b::text[], %b::bigint[], %b::integer[], %b::text[], %b::bytea[], %b::text[], %b)"
+)
+
+
+def _append_group(conn: psycopg.Connection[TupleRow], group: list[_Append]) -> None:
+    """Run the group's appends in one transaction (the function locks their rows in id
+    order, skipping rows locked elsewhere) and set each job's outcome."""
+    ids: list[str] = []
+    digests: list[bytes] = []
+    bodies: list[str] = []
+    for job in group:
+        for item in job.batch:
+            ids.append(item.id)
+            digests.append(item.digest)
+            bodies.append(item.body)
     with _atomic(conn):
         row = conn.execute(
-            "SELECT r_status, r_version, r_seqs, r_stored, r_detail "
-            "FROM ai_chat_append(%s, %s, %s, %s, %s, %s)",
+            _GROUP_SQL,
             (
-                conversation_id,
-                expected,
+                [job.conversation_id for job in group],
+                [job.expected for job in group],
+                [len(job.batch) for job in group],
+                ids,
+                digests,
+                bodies,
+                from_micros(now_micros()),
+            ),
+        ).fetchone()
+    assert row is not None
+    statuses, versions, stored, details, seqs = row
+    at = 0
+    for job, status, version, count, detail in zip(
+        group, statuses, versions, stored, details, strict=True
+    ):
+        if status == "ok":
+            size = len(job.batch)
+            job.outcome = AppendResult(tuple(seqs[at : at + size]), version, count)
+            at += size
+        elif status == "busy":
+            job.outcome = None
+        else:
+            job.outcome = _refusal(job, status, version, detail)
+
+
+_APPEND_SQL: LiteralString = (
+    "SELECT r_status, r_version, r_seqs, r_stored, r_detail "
+    "FROM ai_chat_append(%b, %b, %b, %b, %b, %b)"
+)
+
+
+def _append(conn: psycopg.Connection[TupleRow], job: _Append) -> AppendResult | Exception:
+    """Append one batch alone, waiting for its conversation's row lock."""
+    batch = job.batch
+    # Binary parameters: arrays of text and bytea sent as they are, not quoted and escaped.
+    with _atomic(conn):
+        row = conn.execute(
+            _APPEND_SQL,
+            (
+                job.conversation_id,
+                job.expected,
                 [item.id for item in batch],
                 [item.digest for item in batch],
                 [item.body for item in batch],
@@ -586,14 +833,19 @@ def _append(
     status, version, seqs, stored, detail = row
     if status == "ok":
         return AppendResult(tuple(seqs), version, stored)
+    return _refusal(job, status, version, detail)
+
+
+def _refusal(job: _Append, status: str, version: int, detail: str | None) -> Exception:
+    """The error for an append the database refused (nothing of it was written)."""
     if status == "not-found":
-        raise ConversationNotFoundError(conversation_id)
+        return ConversationNotFoundError(job.conversation_id)
     if status == "duplicate":
-        raise DuplicateMessageError(
-            conversation_id,
-            detail,
+        return DuplicateMessageError(
+            job.conversation_id,
+            detail or "",
             f"already stored as message #{version} with different content; a new message "
             "needs a new id",
         )
-    assert expected is not None
-    raise VersionConflictError(conversation_id, expected, version)
+    assert job.expected is not None
+    return VersionConflictError(job.conversation_id, job.expected, version)

@@ -239,3 +239,76 @@ async def test_find_latest_uses_the_index(postgres_dsn: str) -> None:
     text = "\n".join(row[0] for row in plan)
     assert "ai_chat_conversations_by_activity" in text, text
     assert "Sort" not in text, text
+
+
+async def test_a_version_1_database_migrates_to_the_current_schema(postgres_dsn: str) -> None:
+    from ai_chat.store._postgres import _MIGRATIONS  # pyright: ignore[reportPrivateUsage]
+
+    # The schema as release 1 left it, with a conversation and a message in it.
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        for statement in _MIGRATIONS[0]:
+            conn.execute(statement)
+        conn.execute("CREATE TABLE ai_chat_schema (version integer NOT NULL)")
+        conn.execute("INSERT INTO ai_chat_schema (version) VALUES (1)")
+        conn.execute(
+            "INSERT INTO ai_chat_conversations (id, context, subject_id, created_at, "
+            "updated_at, activity, metadata, version) VALUES ('old', 'ctx', 'subj', now(), "
+            "now(), nextval('ai_chat_activity'), '{}', 0)"
+        )
+    async with PostgresConversationStore(postgres_dsn) as store:
+        first = await store.append_messages("old", [_user("m1")])
+        assert first.seqs == (1,)
+    assert raw_execute(postgres_dsn, "SELECT version FROM ai_chat_schema") == [(SCHEMA_VERSION,)]
+    assert SCHEMA_VERSION == 2
+    async with PostgresConversationStore(postgres_dsn) as store:
+        # The data survived, and appends (grouped, or alone) continue the log.
+        assert (await store.append_messages("old", [_user("m1")])).stored == 0
+        async with anyio.create_task_group() as tg:
+            for n in range(2, 6):
+                tg.start_soon(store.append_messages, "old", [_user(f"m{n}")])
+        stored = await store.load_messages("old")
+        assert [m.seq for m in stored] == [1, 2, 3, 4, 5]
+        assert sorted(m.message["id"] for m in stored) == [f"m{n}" for n in range(1, 6)]
+        found = await store.find_by_id("old")
+        assert found is not None and found.version == 5
+    # Release 1's function stays, for processes still running it during an upgrade.
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT r_status, r_seqs FROM ai_chat_append('old', NULL, %s, %s, %s, now())",
+            (["m1"], [b"x"], ["{}"]),
+        ).fetchone()
+    assert row == ("duplicate", None)
+
+
+async def test_appends_skipped_by_a_group_wait_for_the_lock_alone(postgres_dsn: str) -> None:
+    # A group never waits for a row lock held elsewhere: the locked conversation's
+    # append goes alone (and waits), the others of the same group commit at once.
+    async with PostgresConversationStore(postgres_dsn, max_connections=4) as store:
+        busy = await store.create_conversation("ctx", "subj")
+        free = [await store.create_conversation("ctx", "subj") for _ in range(5)]
+        locker = await anyio.to_thread.run_sync(lambda: psycopg.connect(postgres_dsn))
+        try:
+            await anyio.to_thread.run_sync(
+                lambda: locker.execute(
+                    "SELECT 1 FROM ai_chat_conversations WHERE id = %s FOR UPDATE", (busy.id,)
+                )
+            )
+            done: list[str] = []
+
+            async def append(conversation_id: str) -> None:
+                await store.append_messages(conversation_id, [_user("x1")])
+                done.append(conversation_id)
+
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as tg:
+                    for conversation in [busy, *free]:
+                        tg.start_soon(append, conversation.id)
+                    while len(done) < len(free):
+                        await anyio.sleep(0.01)
+                    assert busy.id not in done
+                    await anyio.to_thread.run_sync(locker.rollback)
+        finally:
+            await anyio.to_thread.run_sync(locker.close)
+        assert busy.id in done
+        for conversation in [busy, *free]:
+            assert [m.seq for m in await store.load_messages(conversation.id)] == [1]
