@@ -306,6 +306,35 @@ def latest_queries(
     return one_round
 
 
+async def floor(folder: Path) -> None:
+    """Print what every contender pays per call on this machine, whatever its design: a
+    hand-off to a worker thread and back (a no-op through ``asyncio.to_thread``), and a
+    small write synced to disk (``fdatasync``), as a commit does."""
+
+    def noop() -> None:
+        return None
+
+    hops: list[float] = []
+    for _ in range(500):
+        start = time.perf_counter()
+        await asyncio.to_thread(noop)
+        hops.append(time.perf_counter() - start)
+    syncs: list[float] = []
+    fd = os.open(folder / "sync-probe", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        page = b"\0" * 4096
+        for n in range(200):
+            os.pwrite(fd, page, (n % 16) * 4096)
+            start = time.perf_counter()
+            os.fdatasync(fd)
+            syncs.append(time.perf_counter() - start)
+    finally:
+        os.close(fd)
+    print("the floor on this machine (medians):")
+    print(f"    a hand-off to a worker thread and back: {statistics.median(hops) * 1e6:,.0f} µs")
+    print(f"    fdatasync after a 4 KiB write: {statistics.median(syncs) * 1e6:,.0f} µs")
+
+
 def durability(folder: Path, dsn: str) -> None:
     """Print what a commit survives on each side, so that like is compared with like."""
     path = folder / "sdk-durability.db"
@@ -386,6 +415,7 @@ async def run(args: argparse.Namespace, folder: Path, dsn: str) -> list[Result]:
             await normal_store.aclose()
 
     durability(folder, dsn)
+    await floor(folder)
     chunk = args.appends // rounds
     print(f"appends, 1 writer: {rounds} rounds of {chunk}")
     await compare("appends/s, 1 writer", lambda side: single_writer(side, chunk), chunk, "/s")

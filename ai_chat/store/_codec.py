@@ -1,8 +1,8 @@
 """What every store backend shares: argument checks done before any I/O, and the codec.
 
-A message is stored as its JSON text and a digest of its canonical form (keys sorted),
-so that a replay with the same content is recognized whatever its key order. Stored text
-was validated on the way in, so decoding trusts it and only freezes it again.
+A message is stored as its canonical JSON text (compact, keys sorted) and the digest of
+that text, so that a replay with the same content is recognized whatever its key order.
+Stored text was validated on the way in, so decoding trusts it and only freezes it again.
 """
 
 # The decoding loops check JSON values typed Any with `type(x) is ...` at run time, which
@@ -18,9 +18,8 @@ import json.scanner
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from .._errors import ConfigurationError, ValidationError
 from .._messages import normalize_messages
@@ -234,6 +233,8 @@ def check_rate(conversation_id: object, rating: object, comment: object) -> tupl
 
 # Built once: json.dumps with options builds an encoder on every call.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# A message's stored text: compact, keys sorted (JSON objects are unordered), so that
+# the same content always has the same text and digest, whatever its key order was.
 _encode_canonical = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), sort_keys=True
 ).encode
@@ -243,9 +244,9 @@ def encode_json(value: object) -> str:
     return _encode(value)
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedMessage:
-    """One message ready for a backend: its id, JSON text and content digest."""
+class EncodedMessage(NamedTuple):
+    """One message ready for a backend: its id, JSON text (canonical: keys sorted) and
+    the SHA-256 digest of that text."""
 
     id: str
     body: str
@@ -264,9 +265,17 @@ def encode_batch(
         LimitExceededError: the batch exceeds ``limits``.
         DuplicateMessageError: the batch holds one id twice.
     """
-    if isinstance(messages, (str, bytes, bytearray)) or not isinstance(
-        messages,
-        Sequence,  # pyright: ignore[reportUnnecessaryIsInstance] -- callers are untyped
+    kind = type(messages)
+    if (
+        kind is not list
+        and kind is not tuple
+        and (
+            isinstance(messages, (str, bytes, bytearray))
+            or not isinstance(
+                messages,
+                Sequence,  # pyright: ignore[reportUnnecessaryIsInstance] -- callers are untyped
+            )
+        )
     ):
         raise ValidationError("$", f"expected an array of messages, got {type(messages).__name__}")
     normalized = normalize_messages(messages, limits=limits)
@@ -284,15 +293,9 @@ def encode_batch(
                 conversation_id, message_id, "the batch holds this message id twice"
             )
         seen.add(message_id)
-        canonical = _encode_canonical(message)
-        encoded.append(
-            EncodedMessage(
-                id=message_id,
-                body=_encode(message),
-                digest=hashlib.sha256(canonical.encode("utf-8")).digest(),
-                message=message,
-            )
-        )
+        body = _encode_canonical(message)
+        digest = hashlib.sha256(body.encode("utf-8")).digest()
+        encoded.append(EncodedMessage(message_id, body, digest, message))
     return tuple(encoded)
 
 
