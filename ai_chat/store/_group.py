@@ -55,6 +55,13 @@ class GroupCommit(Generic[_J]):
     async def submit(self, job: _J) -> None:
         """Queue ``job`` and return once the group that took it has run."""
         await anyio.lowlevel.checkpoint_if_cancelled()
+        if not self._pending and not self.lock.locked():
+            # Nobody queued and no group running: this job is a group of its own, with
+            # nobody else to tell (taking the free lock does not yield).
+            async with self.lock:
+                with anyio.CancelScope(shield=True):
+                    await self._run([job])
+            return
         entry = _Entry(job)
         self._pending.append(entry)
         try:
