@@ -362,7 +362,8 @@ def decode_json(text: str) -> Any:
 _new_tuple = tuple.__new__
 
 
-_DECODE_CHUNK_CHARS = 1 << 20  # stored text decoded in one scan, about
+_DECODE_CHUNK_ROWS = 1000  # bodies decoded in one scan, at most
+_DECODE_CHUNK_CHARS = 1 << 20  # and their stored text, about
 
 
 def decode_rows(
@@ -372,10 +373,11 @@ def decode_rows(
 
     ``moment`` converts a backend's time; a batch's messages share theirs, so each
     distinct time is converted once. Bodies are decoded a chunk at a time, joined into
-    one JSON array for one scan (a call into the C scanner per chunk, not per message):
-    the usual message (its parts the only array, each body holding one ``[``) is then
-    finished inline; anything else, or a chunk that does not scan as exactly one value
-    per row, goes through :func:`decode_json` row by row (which names an altered row).
+    one JSON array for one scan (a call into the C scanner per chunk, not per message);
+    then each message's arrays become tuples in place: for the usual message, its parts
+    (when the chunk's text holds one ``[`` per message, no row is looked at again). A
+    chunk that does not scan as exactly one value per row is decoded row by row with
+    :func:`decode_json`, which names an altered row.
     """
     stored: list[StoredMessage] = []
     append = stored.append
@@ -386,31 +388,36 @@ def decode_rows(
     while start < total:
         end = start
         chars = 0
-        while end < total and (chars < _DECODE_CHUNK_CHARS or end == start):
+        while end < total and end - start < _DECODE_CHUNK_ROWS:
             chars += len(rows[end][1])
             end += 1
+            if chars >= _DECODE_CHUNK_CHARS:
+                break
         chunk = rows[start:end]
         start = end
-        values = _scan_chunk(chunk)
-        usual = values is not None
-        if values is None:
-            values = [decode_json(body) for _, body, _ in chunk]
+        scanned = _scan_chunk(chunk)
+        if scanned is None:
+            for seq, body, created in chunk:
+                if created != last:
+                    last, when = created, moment(created)
+                append(_new_tuple(StoredMessage, (seq, decode_json(body), when)))
+            continue
+        values, usual = scanned
         for (seq, body, created), message in zip(chunk, values, strict=True):
             if created != last:
                 last, when = created, moment(created)
-            if usual:
-                parts = message.get("parts") if type(message) is FrozenDict else None
-                if type(parts) is list and body.count("[") == 1:
-                    dict.__setitem__(message, "parts", tuple(parts))
-                else:
-                    message = decode_json(body)
+            parts = message.get("parts") if type(message) is FrozenDict else None
+            if type(parts) is list and (usual or body.count("[") == 1):
+                dict.__setitem__(message, "parts", tuple(parts))  # the only array
+            else:
+                message = _lists_to_tuples(message)
             append(_new_tuple(StoredMessage, (seq, message, when)))
     return tuple(stored)
 
 
-def _scan_chunk(chunk: Sequence[tuple[int, str, object]]) -> list[Any] | None:
-    """The chunk's bodies as one JSON array scanned at once, or ``None`` when that is
-    not exactly one valid value per row (the caller then decodes row by row)."""
+def _scan_chunk(chunk: Sequence[tuple[int, str, object]]) -> tuple[list[Any], bool] | None:
+    """The chunk's bodies scanned as one JSON array, and whether its text holds one
+    ``[`` per body; ``None`` when that is not exactly one valid value per row."""
     text = "[" + ",".join([row[1] for row in chunk]) + "]"
     try:
         values, end = _SCAN(text, 0)
@@ -418,7 +425,7 @@ def _scan_chunk(chunk: Sequence[tuple[int, str, object]]) -> list[Any] | None:
         return None
     if end != len(text) or type(values) is not list or len(values) != len(chunk):
         return None
-    return values
+    return values, text.count("[") == len(chunk) + 1
 
 
 def decode_message(body: str) -> Message:

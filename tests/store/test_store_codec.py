@@ -69,3 +69,45 @@ def test_altered_stored_json_is_a_store_error() -> None:
             decode_json(text)
         with pytest.raises(StoreError):
             decode_rows([(1, text, 0)], from_micros)
+
+
+def _usual(n: int, text: str = "hi") -> str:
+    return encode_json(
+        freeze_json({"id": f"m{n}", "role": "user", "parts": [{"type": "text", "text": text}]})
+    )
+
+
+@pytest.mark.parametrize(
+    "altered", ['{"a":1} x', '{"a":1},{"b":2}', "", '{"id":"a","parts":[}', "[1", "2]"]
+)
+def test_an_altered_row_among_valid_ones_is_a_store_error(altered: str) -> None:
+    # Bodies are scanned a chunk at a time: a row that is not one JSON value still
+    # fails, even where its text would combine with its neighbours'.
+    rows = [(n, _usual(n), 0) for n in range(1, 2001)]
+    rows[1500] = (1501, altered, 0)
+    with pytest.raises(StoreError):
+        decode_rows(rows, from_micros)
+
+
+def test_long_loads_decode_every_kind_of_row_across_chunks() -> None:
+    # Three chunks' worth of rows: usual messages, messages with "[" in their text or
+    # with other arrays (lists inside data and metadata must come back as tuples).
+    messages = [
+        freeze_json(
+            {"id": f"m{n}", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+            if n % 3
+            else {
+                "id": f"m{n}",
+                "role": "assistant",
+                "parts": [{"type": "data-x", "data": {"list": [n, [n]]}}],
+                "metadata": {"see": ["[1]"]},
+            }
+        )
+        for n in range(1, 2601)
+    ]
+    rows = [(n, encode_json(m), n // 7) for n, m in enumerate(messages, 1)]
+    stored = decode_rows(rows, from_micros)
+    assert [s.seq for s in stored] == list(range(1, 2601))
+    for item, message in zip(stored, messages, strict=True):
+        assert same(item.message, message)
+        assert item.created_at == from_micros(item.seq // 7)
