@@ -333,6 +333,9 @@ def _scan(text: str) -> tuple[Any, int]:
         ) from None
 
 
+_EXTRA_TEXT = "a stored value has extra characters after its JSON: the database was altered"
+
+
 def decode_json(text: str) -> Any:
     """Stored JSON text back to frozen JSON (objects ``FrozenDict``, arrays ``tuple``).
 
@@ -343,9 +346,7 @@ def decode_json(text: str) -> Any:
         return _EMPTY
     value, end = _scan(text)
     if end != len(text):
-        raise StoreError(
-            "a stored value has extra characters after its JSON: the database was altered"
-        )
+        raise StoreError(_EXTRA_TEXT)
     brackets = text.count("[")
     if not brackets:
         return value
@@ -362,70 +363,35 @@ def decode_json(text: str) -> Any:
 _new_tuple = tuple.__new__
 
 
-_DECODE_CHUNK_ROWS = 1000  # bodies decoded in one scan, at most
-_DECODE_CHUNK_CHARS = 1 << 20  # and their stored text, about
-
-
 def decode_rows(
     rows: Sequence[tuple[int, str, _Time]], moment: Callable[[_Time], datetime]
 ) -> tuple[StoredMessage, ...]:
     """Rows of ``(seq, body, stored time)`` as stored messages: the hot path of a load.
 
     ``moment`` converts a backend's time; a batch's messages share theirs, so each
-    distinct time is converted once. Bodies are decoded a chunk at a time, joined into
-    one JSON array for one scan (a call into the C scanner per chunk, not per message);
-    then each message's arrays become tuples in place: for the usual message, its parts
-    (when the chunk's text holds one ``[`` per message, no row is looked at again). A
-    chunk that does not scan as exactly one value per row is decoded row by row with
-    :func:`decode_json`, which names an altered row.
+    distinct time is converted once. Each body is scanned on its own (so an altered
+    row fails as itself, never combining with its neighbours); the usual message's
+    parts, its only array, become a tuple in place, and any other arrays are made
+    tuples from the scanned value, without a second scan.
     """
+    scan = _scan
     stored: list[StoredMessage] = []
     append = stored.append
     last: object = _ABSENT
     when = datetime.min
-    total = len(rows)
-    start = 0
-    while start < total:
-        end = start
-        chars = 0
-        while end < total and end - start < _DECODE_CHUNK_ROWS:
-            chars += len(rows[end][1])
-            end += 1
-            if chars >= _DECODE_CHUNK_CHARS:
-                break
-        chunk = rows[start:end]
-        start = end
-        scanned = _scan_chunk(chunk)
-        if scanned is None:
-            for seq, body, created in chunk:
-                if created != last:
-                    last, when = created, moment(created)
-                append(_new_tuple(StoredMessage, (seq, decode_json(body), when)))
-            continue
-        values, usual = scanned
-        for (seq, body, created), message in zip(chunk, values, strict=True):
-            if created != last:
-                last, when = created, moment(created)
-            parts = message.get("parts") if type(message) is FrozenDict else None
-            if type(parts) is list and (usual or body.count("[") == 1):
-                dict.__setitem__(message, "parts", tuple(parts))  # the only array
-            else:
-                message = _lists_to_tuples(message)
-            append(_new_tuple(StoredMessage, (seq, message, when)))
+    for seq, body, created in rows:
+        if created != last:
+            last, when = created, moment(created)
+        message, end = scan(body)
+        if end != len(body):
+            raise StoreError(_EXTRA_TEXT)
+        parts = message.get("parts") if type(message) is FrozenDict else None
+        if type(parts) is list and body.count("[") == 1:
+            dict.__setitem__(message, "parts", tuple(parts))  # the only array
+        elif "[" in body:
+            message = _lists_to_tuples(message)
+        append(_new_tuple(StoredMessage, (seq, message, when)))
     return tuple(stored)
-
-
-def _scan_chunk(chunk: Sequence[tuple[int, str, object]]) -> tuple[list[Any], bool] | None:
-    """The chunk's bodies scanned as one JSON array, and whether its text holds one
-    ``[`` per body; ``None`` when that is not exactly one valid value per row."""
-    text = "[" + ",".join([row[1] for row in chunk]) + "]"
-    try:
-        values, end = _SCAN(text, 0)
-    except (StopIteration, ValueError):
-        return None
-    if end != len(text) or type(values) is not list or len(values) != len(chunk):
-        return None
-    return values, text.count("[") == len(chunk) + 1
 
 
 def decode_message(body: str) -> Message:

@@ -81,17 +81,27 @@ def _usual(n: int, text: str = "hi") -> str:
     "altered", ['{"a":1} x', '{"a":1},{"b":2}', "", '{"id":"a","parts":[}', "[1", "2]"]
 )
 def test_an_altered_row_among_valid_ones_is_a_store_error(altered: str) -> None:
-    # Bodies are scanned a chunk at a time: a row that is not one JSON value still
-    # fails, even where its text would combine with its neighbours'.
     rows = [(n, _usual(n), 0) for n in range(1, 2001)]
     rows[1500] = (1501, altered, 0)
     with pytest.raises(StoreError):
         decode_rows(rows, from_micros)
 
 
-def test_long_loads_decode_every_kind_of_row_across_chunks() -> None:
-    # Three chunks' worth of rows: usual messages, messages with "[" in their text or
-    # with other arrays (lists inside data and metadata must come back as tuples).
+def test_altered_rows_never_combine_into_valid_json() -> None:
+    # Two rows that are JSON only together (split at a comma), and a row padded with
+    # spaces: each row must be one JSON value on its own.
+    first, second = _usual(1), _usual(2)
+    cut = second.index(',"parts"')
+    split = [(1, first + "," + second[:cut], 0), (2, second[cut + 1 :], 0)]
+    padded = [(1, " " + first + " ", 0)]
+    for rows in (split, padded):
+        with pytest.raises(StoreError):
+            decode_rows(rows, from_micros)
+
+
+def test_long_loads_decode_every_kind_of_row() -> None:
+    # Usual messages, and messages with "[" in their text or with other arrays (lists
+    # inside data and metadata must come back as tuples).
     messages = [
         freeze_json(
             {"id": f"m{n}", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
