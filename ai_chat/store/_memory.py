@@ -18,6 +18,7 @@ from ._codec import (
     check_load,
     check_rate,
     check_recent,
+    decode_message,
     from_micros,
     new_record,
     now_micros,
@@ -141,7 +142,8 @@ class MemoryConversationStore(AsyncClosing):
         seq = record.version
         for item in new:
             seq += 1
-            entry.messages.append(StoredMessage(seq, item.message, moment))
+            # The message as the database stores return it: its canonical form (keys sorted).
+            entry.messages.append(StoredMessage(seq, decode_message(item.body), moment))
             entry.ids[item.id] = (seq, item.digest)
         entry.record = replace(record, updated_at=moment, version=seq)
         entry.activity = self._next_activity()

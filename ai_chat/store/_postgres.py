@@ -1,4 +1,4 @@
-"""The PostgreSQL store: psycopg 3's sync API in anyio worker threads (asyncio and trio)."""
+"""The PostgreSQL store: psycopg 3's sync API in threads of its own (asyncio and trio)."""
 
 from __future__ import annotations
 
