@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
 
-__all__ = ["GroupCommit"]
+__all__ = ["GroupCommit", "Job"]
 
-_J = TypeVar("_J")
+
+class Job(Protocol):
+    """What a group commit needs of a job: the size of what it writes."""
+
+    @property
+    def chars(self) -> int: ...
+
+
+_J = TypeVar("_J", bound=Job)
 
 
 @dataclass(eq=False, slots=True)
@@ -26,25 +34,23 @@ class GroupCommit(Generic[_J]):
     that a backend commits (and syncs to disk) once for all of them.
 
     ``run`` runs one group and records on each job what came of it; the jobs taken, at
-    most ``max_jobs`` and ``max_chars`` of ``chars`` (a larger job is taken alone), are
-    the oldest queued. A job is taken out of the queue before its group starts: a task
+    most ``max_jobs`` and ``max_chars`` of their ``chars`` (a larger job is taken alone),
+    are the oldest queued. A job is taken out of the queue before its group starts: a task
     cancelled while its job is still queued removes it (never run); a task cancelled
     after that waits, shielded, for the group to end (its job committed or rolled back
     as a whole) before the cancellation goes on. A group, once taken, always runs.
     """
 
-    __slots__ = ("_chars", "_max_chars", "_max_jobs", "_pending", "_run", "lock")
+    __slots__ = ("_max_chars", "_max_jobs", "_pending", "_run", "lock")
 
     def __init__(
         self,
         run: Callable[[list[_J]], Awaitable[None]],
         *,
-        chars: Callable[[_J], int],
         max_jobs: int,
         max_chars: int,
     ) -> None:
         self._run = run
-        self._chars = chars
         self._max_jobs = max_jobs
         self._max_chars = max_chars
         self._pending: list[_Entry[_J]] = []
@@ -89,7 +95,7 @@ class GroupCommit(Generic[_J]):
     def _take(self) -> list[_Entry[_J]]:
         count = chars = 0
         for entry in self._pending:
-            chars += self._chars(entry.job)
+            chars += entry.job.chars
             if count and (count == self._max_jobs or chars > self._max_chars):
                 break
             count += 1

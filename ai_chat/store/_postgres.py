@@ -320,7 +320,6 @@ class _SharedConnection:
 
 
 _Source = psycopg_pool.ConnectionPool[Any] | _SharedConnection
-_Work = Callable[[psycopg.Connection[TupleRow]], Any]
 
 
 _GROUP_MAX = 64  # appends committed together at most
@@ -338,10 +337,6 @@ class _Append:
     # The result, the error to raise, or None: the group skipped it (its conversation
     # was locked elsewhere) or failed as a whole, so it is to be appended alone.
     outcome: AppendResult | Exception | None = None
-
-
-def _append_chars(job: _Append) -> int:
-    return job.chars
 
 
 def _on_connection(source: _Source, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
@@ -454,7 +449,7 @@ class PostgresConversationStore(AsyncClosing):
         self._workers: list[ThreadWorker] = []
         self._idle: list[ThreadWorker] = []
         self._appends = GroupCommit[_Append](
-            self._run_appends, chars=_append_chars, max_jobs=_GROUP_MAX, max_chars=_GROUP_CHARS
+            self._run_appends, max_jobs=_GROUP_MAX, max_chars=_GROUP_CHARS
         )
         self._open_lock = anyio.Lock()
         self._opened = False

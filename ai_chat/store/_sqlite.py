@@ -219,10 +219,6 @@ class _Job(Generic[_T]):
     error: BaseException | None = None
 
 
-def _job_chars(job: _Job[Any]) -> int:
-    return job.chars
-
-
 def _run_group(conn: sqlite3.Connection, group: list[_Job[Any]]) -> None:
     """Run the jobs in one ``BEGIN IMMEDIATE`` transaction, each in its own savepoint."""
     try:
@@ -340,7 +336,7 @@ class SQLiteConversationStore(AsyncClosing):
         self._reader_count = 1 if self._memory else readers
         self._open_lock = anyio.Lock()
         self._writes = GroupCommit[_Job[Any]](
-            self._run_writes, chars=_job_chars, max_jobs=_GROUP_MAX, max_chars=_GROUP_CHARS
+            self._run_writes, max_jobs=_GROUP_MAX, max_chars=_GROUP_CHARS
         )
         # Threads: one per connection, its own (anyio's for opening and closing); a read
         # holding a slot always finds an idle reader.
