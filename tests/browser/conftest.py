@@ -1,12 +1,14 @@
-"""What the browser tests need: Node, Debian's Chromium and playwright-core from npm.
+"""What the browser tests need: Node, Debian's Chromium, playwright-core and ESLint from npm.
 
 A missing piece fails the tests with the command that installs it; they never skip.
-``npm ci --prefix tests/js`` runs by itself when ``tests/js/node_modules`` lacks
-playwright-core (the lockfile pins it). ``AI_CHAT_CHROMIUM`` overrides the browser path.
+``npm ci --prefix tests/js`` runs by itself when ``tests/js/node_modules`` lacks a package
+that tests/js/package.json pins, or has another version of it (the lockfile pins them).
+``AI_CHAT_CHROMIUM`` overrides the browser path.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -41,14 +43,30 @@ def chromium() -> str:
     return path
 
 
+def _stale() -> list[str]:
+    """The packages pinned in tests/js/package.json that node_modules lacks at their pin."""
+    manifest = json.loads((JS / "package.json").read_text(encoding="utf-8"))
+    pinned: dict[str, str] = {
+        **manifest.get("dependencies", {}),
+        **manifest.get("devDependencies", {}),
+    }
+    stale: list[str] = []
+    for name, version in sorted(pinned.items()):
+        installed = JS / "node_modules" / name / "package.json"
+        if not installed.is_file() or (
+            json.loads(installed.read_text(encoding="utf-8")).get("version") != version
+        ):
+            stale.append(f"{name}@{version}")
+    return stale
+
+
 @pytest.fixture(scope="session")
-def playwright_core(node: str) -> Path:
-    """tests/js/node_modules with playwright-core, installed with ``npm ci`` if missing."""
-    marker = JS / "node_modules" / "playwright-core" / "package.json"
-    if not marker.is_file():
+def node_modules(node: str) -> Path:
+    """tests/js/node_modules with every pinned package, installed with ``npm ci`` if not."""
+    if _stale():
         npm = shutil.which("npm")
         if npm is None:
-            pytest.fail("tests/js/node_modules is missing and npm is not on PATH to install it")
+            pytest.fail("tests/js/node_modules is out of date and npm is not on PATH to install it")
         result = subprocess.run(
             [npm, "ci", "--prefix", str(JS), "--no-audit", "--no-fund"],
             capture_output=True,
@@ -56,6 +74,16 @@ def playwright_core(node: str) -> Path:
             timeout=NPM_TIMEOUT,
             check=False,
         )
-        if result.returncode != 0 or not marker.is_file():
-            pytest.fail(f"npm ci --prefix tests/js failed:\n{result.stdout}\n{result.stderr}")
+        missing = _stale()
+        if result.returncode != 0 or missing:
+            pytest.fail(
+                f"npm ci --prefix tests/js failed (still missing: {missing}):\n"
+                f"{result.stdout}\n{result.stderr}"
+            )
     return JS / "node_modules"
+
+
+@pytest.fixture(scope="session")
+def playwright_core(node_modules: Path) -> Path:
+    """tests/js/node_modules, with playwright-core (the browser driver's only import)."""
+    return node_modules

@@ -31,9 +31,9 @@ function modelChunks() {
 }
 
 const server = http.createServer(async (req, res) => {
-  for await (const _ of req) {
-    // the body is not needed: every request gets the same answer
-  }
+  // The body is not needed (every request gets the same answer), but it is read to its end.
+  req.resume();
+  await once(req, "end");
   const model = new MockLanguageModelV4({
     doStream: async () => ({ stream: convertArrayToReadableStream(modelChunks()) }),
   });
