@@ -97,7 +97,9 @@ def chat_endpoint(
     request without an id is refused (422). The request's new message (its last one,
     or the pieces of the assistant message it continues) is stored before the adapter
     runs; storing it again (a retry) changes nothing, and a stored message sent again
-    with other content is refused (409 ``conflict``: the log is append-only). The
+    with other content (what the AI SDK sends when a user edits a sent message) is
+    refused: 409 ``edit_unsupported``, whose error names the message (``messageId``),
+    since editing needs branches in the store, which the server does not have yet. The
     answer is assembled from its events and stored once the stream has ended after
     ``finish``, before the response ends; an answer that failed or was aborted is not
     stored at all. The server names each new answer (``msg-<16 hex digits>``, in the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Final
 
@@ -18,23 +19,34 @@ _LENGTH: Final = re.compile(r"[0-9]{1,19}")
 
 
 class _JSONError(AIChatError):
-    """A JSON error answer ``{"error": {"type", "message", "path"?}}`` with ``status``.
+    """A JSON error answer ``{"error": {"type", "message", "path"?, ...}}`` with ``status``.
 
-    Raised inside an endpoint and turned into its :meth:`response` there; it never
-    leaves the server (hence the private class, used under the name :data:`JSONError`).
+    ``fields`` are further facts about the error, added to the error object under their
+    own (camelCase) names, such as ``messageId``. Raised inside an endpoint and turned
+    into its :meth:`response` there; it never leaves the server (hence the private class,
+    used under the name :data:`JSONError`).
     """
 
-    def __init__(self, status: int, kind: str, message: str, path: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        kind: str,
+        message: str,
+        path: str | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
         self.path = path
+        self.fields: Mapping[str, str] = dict(fields or {})
 
     def response(self) -> JSONResponse:
         error: dict[str, object] = {"type": self.kind, "message": self.message}
         if self.path is not None:
             error["path"] = self.path
+        error.update(self.fields)
         return JSONResponse({"error": error}, status_code=self.status)
 
 

@@ -75,6 +75,21 @@ def _not_found() -> JSONError:
     return JSONError(404, "not_found", "no conversation with this id")
 
 
+def _edit_unsupported(message_id: str) -> JSONError:
+    # What the AI SDK sends after a user edits a sent message: the history up to that
+    # message, with its id and the new text. The log keeps one line of messages, so the
+    # edit cannot be kept beside the original yet; until branches exist, say so.
+    return JSONError(
+        409,
+        "edit_unsupported",
+        f"message {json.dumps(message_id)} was already sent with other content: editing a sent "
+        "message needs branch support in the conversation store, which this server does "
+        "not have yet (a later release adds branches); send the change as a new message "
+        "or start a new chat",
+        fields={"messageId": message_id},
+    )
+
+
 def _store_failed(exc: Exception) -> JSONError:
     logger.error("the conversation store failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
     return JSONError(503, "store_unavailable", "the conversation store is unavailable")
@@ -220,12 +235,7 @@ class Persistence:
             if pieces:
                 await store.append_messages(conversation.id, pieces)
         except DuplicateMessageError as exc:
-            raise JSONError(
-                409,
-                "conflict",
-                f"message {exc.message_id!r} is already stored with other content; the "
-                "conversation is append-only, so a stored message cannot be edited",
-            ) from exc
+            raise _edit_unsupported(exc.message_id) from exc
         except StoreError as exc:
             raise _store_failed(exc) from exc
         first_step = 0

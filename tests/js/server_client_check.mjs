@@ -194,6 +194,13 @@ results.failing = await raw("/failing", hello);
     validationError: validation.success ? null : String(validation.error),
     continued: outcome(again),
   };
+  // A user edits the first message and sends it again (sendMessage with its messageId):
+  // refused until the store has branches, and the stored conversation stays as it was.
+  const before = await (await fetch(base + "/stored/api/chats/stored-1")).json();
+  const edit = newChat("/stored/api/chat", before.messages, "stored-1");
+  await edit.chat.sendMessage({ text: "Hello, edited", messageId: before.messages[0].id });
+  const after = await (await fetch(base + "/stored/api/chats/stored-1")).json();
+  results.edited = { chat: outcome(edit), before: before.messages, after: after.messages };
 }
 
 process.stdout.write(JSON.stringify(results));

@@ -255,3 +255,21 @@ def test_restored_messages_are_valid_ui_messages_the_sdk_continues(
     assert continued["status"] == "ready", continued
     assert [m["role"] for m in continued["messages"]] == ["user", "assistant"] * 2
     assert continued["messages"][2]["parts"] == [{"type": "text", "text": "Again"}]
+
+
+def test_an_edited_message_reaches_the_sdk_as_the_edit_unsupported_error(
+    sdk_results: dict[str, Any],
+) -> None:
+    edited = sdk_results["edited"]
+    chat = edited["chat"]
+    first_id = edited["before"][0]["id"]
+    # The SDK sent the history up to the edited message, which the server refused.
+    assert chat["status"] == "error"
+    assert [m["parts"] for m in chat["messages"]] == [[{"type": "text", "text": "Hello, edited"}]]
+    error = json.loads(chat["error"])["error"]
+    assert error["type"] == "edit_unsupported"
+    assert error["messageId"] == first_id
+    assert "branch support" in error["message"] and json.dumps(first_id) in error["message"]
+    assert chat["errors"] == [chat["error"]]
+    assert edited["after"] == edited["before"]
+    assert len(edited["before"]) == 4

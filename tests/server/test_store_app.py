@@ -342,12 +342,46 @@ async def test_continuing_an_answer_after_a_client_side_tool_result(
     }
 
 
-async def test_editing_a_stored_message_is_a_conflict(store: ConversationStore) -> None:
-    app = create_chat_app(ScriptedAdapter(), store=store)
-    await post(app, body([user("u1", "Hello")]))
-    result = await post(app, body([user("u1", "Hello, edited")], messageId="u1"))
-    assert result.status == 409
-    assert json.loads(result.body)["error"]["type"] == "conflict"
+def edit_refused(message_id: str) -> dict[str, Any]:
+    """The 409 answer to an edit of the sent message ``message_id`` (until branches exist)."""
+    return {
+        "error": {
+            "type": "edit_unsupported",
+            "message": f"message {json.dumps(message_id)} was already sent with other "
+            "content: editing a sent message needs branch support in the conversation "
+            "store, which this server does not have yet (a later release adds branches); "
+            "send the change as a new message or start a new chat",
+            "messageId": message_id,
+        }
+    }
+
+
+async def test_editing_a_sent_message_is_refused_until_the_store_has_branches(
+    store: ConversationStore,
+) -> None:
+    adapter = Peeking(store)
+    app = create_chat_app(adapter, store=store)
+    second = 'u2 "quoted" \u2713'
+    assert (await post(app, body([user("u1", "Hello")]))).status == 200
+    _, restored = await get(app, "/api/chats/chat-1")
+    history = [*restored["messages"], user(second, "More")]
+    assert (await post(app, body(history))).status == 200
+    before = await stored(store)
+    _, shown = await get(app, "/api/chats/chat-1")
+    # What the AI SDK sends after an edit (sendMessage({text, messageId})): the history
+    # up to the edited user message, with its id and the new text.
+    for index, message_id in ((0, "u1"), (2, second)):
+        edited = [*shown["messages"][:index], user(message_id, "Edited")]
+        result = await post(app, body(edited, messageId=message_id))
+        assert result.status == 409
+        assert result.headers["content-type"] == "application/json"
+        assert json.loads(result.body) == edit_refused(message_id)
+    # Nothing was stored and the adapter never ran for an edit.
+    assert await stored(store) == before
+    assert len(adapter.requests) == 2
+    # The same messages sent again unchanged are a retry, not an edit.
+    retry = await post(app, body(history))
+    assert retry.status == 200
 
 
 async def test_a_request_without_a_chat_id_is_refused(store: ConversationStore) -> None:
