@@ -23,7 +23,7 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     │                          the original is ``__cause__``
     ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
     │                          cancelled read) and then read from it again
-    ├── StreamBusyError        a second task tried to read the same stream
+    ├── StreamBusyError        a read overlapped another pending read of the same stream
     └── StoreError             a conversation store operation failed (ai_chat.store)
         ├── ConversationNotFoundError  no conversation has this id
         ├── ConversationExistsError    create was given an id that is already taken
@@ -290,16 +290,19 @@ class StreamClosedError(AIChatError):
 
 
 class StreamBusyError(AIChatError):
-    """A task other than the stream's reader tried to read it.
+    """A read of a chat stream overlapped another read of it that was still pending.
 
-    A stream is read by one task, the one that read it first: two readers would each
-    see part of the answer, and both loops would end as if complete.
+    Any task may read a stream, one read at a time (reading the first event in an
+    endpoint and the rest in the response's body task is fine). A second read that
+    starts while the first waits for the adapter is refused with this error and changes
+    nothing: the pending read, and later reads, get every event.
     """
 
     def __init__(self) -> None:
         super().__init__(
-            "this chat stream is read by the task that first read it; read it from one task "
-            "(hand events to others through a memory object stream if needed)"
+            "another read of this chat stream is still pending: read a stream from one "
+            "task at a time (hand events to other tasks through a memory object stream "
+            "if several need them)"
         )
 
 
