@@ -15,6 +15,7 @@ import anyio.lowlevel
 
 from ._adapter import AbortSignal, AIChatAdapter
 from ._closing import AsyncClosing
+from ._describe import MAX_SHOWN_CHARS, clip, exception_text
 from ._errors import (
     AdapterError,
     AIChatError,
@@ -412,7 +413,7 @@ class ChatStream(AsyncClosing):
         if pipe is None:
             state = "not started"
         elif pipe.stop_reason is not None:
-            state = f"stopped: {pipe.stop_reason}"
+            state = f"stopped: {clip(pipe.stop_reason, MAX_SHOWN_CHARS)}"
         elif pipe.outcome is not None:
             state = "adapter done"
         else:
@@ -474,8 +475,8 @@ async def _run_adapter(
                 outcome = _adapter_error(name, exc)
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: for the consumer to see
             outcome = exc
-        if outcome is not _END:
-            pipe.signal.abort(f"the stream failed: {outcome}")
+        if isinstance(outcome, BaseException):
+            pipe.signal.abort(f"the stream failed: {exception_text(outcome)}")
     finally:
         failure = await _close(pipe.iterator, pipe.close_timeout, name, None, pipe.close_requested)
         if failure is not None and outcome is _END:
@@ -487,7 +488,9 @@ async def _run_adapter(
 
 
 def _adapter_error(name: str, exc: BaseException) -> AdapterError:
-    error = AdapterError(name, f"{type(exc).__name__}: {exc}")
+    # exception_text never raises: an exception whose str() fails (a huge int in its
+    # args) must still end the stream as an AdapterError.
+    error = AdapterError(name, exception_text(exc))
     error.__cause__ = exc
     return error
 
