@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
-import anyio.to_thread
 import httpx
 import pytest
 from starlette.applications import Starlette
@@ -26,17 +25,10 @@ from ai_chat import AbortSignal, AIChatAdapter, ProviderError, create_chat_strea
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.types import ChatRequest
 
-from .harness import HANG_GUARD, HELLO, ASGIResult, Recorder, call_asgi, running
+from .harness import HANG_GUARD, HELLO, ASGIResult, Recorder, call_asgi, hang_up_mid_answer, running
+from .scripts import EVERY_EVENT
 
 pytestmark = pytest.mark.anyio
-
-TEXT: list[dict[str, Any]] = [
-    {"type": "start"},
-    {"type": "text-start", "id": "t"},
-    {"type": "text-delta", "id": "t", "delta": "Hi"},
-    {"type": "text-end", "id": "t"},
-    {"type": "finish", "finishReason": "stop"},
-]
 
 
 class Refused:
@@ -80,11 +72,11 @@ def events_of(text: str) -> list[Any]:
 
 
 async def test_peek_then_streaming_response_over_real_http() -> None:
-    with running(peeking_app(ScriptedAdapter(TEXT))) as url:
+    with running(peeking_app(ScriptedAdapter(EVERY_EVENT))) as url:
         async with httpx.AsyncClient(base_url=url, timeout=HANG_GUARD) as client:
             response = await client.post("/chat", json=HELLO)
     assert response.status_code == 200
-    assert events_of(response.text) == TEXT
+    assert events_of(response.text) == EVERY_EVENT
 
 
 async def test_a_failure_seen_by_the_peek_gets_its_own_status_over_real_http() -> None:
@@ -97,30 +89,15 @@ async def test_a_failure_seen_by_the_peek_gets_its_own_status_over_real_http() -
 
 async def test_a_disconnect_after_the_peek_cancels_the_body_read_over_real_http() -> None:
     recorder = Recorder()
-    body = json.dumps(HELLO).encode()
-    request = (
-        b"POST /chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-        b"content-length: %d\r\n\r\n%s" % (len(body), body)
-    )
     with running(peeking_app(recorder)) as url:
-        port = int(url.rsplit(":", 1)[1])
-        with anyio.fail_after(HANG_GUARD):
-            async with await anyio.connect_tcp("127.0.0.1", port) as connection:
-                await connection.send(request)
-                seen = b""
-                while b'"partial"' not in seen:
-                    seen += await connection.receive()
-                assert seen.startswith(b"HTTP/1.1 200 OK\r\n")
-                assert await anyio.to_thread.run_sync(recorder.waiting.wait, HANG_GUARD)
-                assert recorder.log == []
-            # The connection is closed: Starlette cancels the body task and its read.
-            assert await anyio.to_thread.run_sync(recorder.closed.wait, HANG_GUARD)
+        # Starlette cancels the body task, and with it the read pending in that task.
+        await hang_up_mid_answer(url, recorder, path="/chat")
     assert recorder.log == ["cancelled", "closed, aborted=True"]
     assert recorder.reason == "the consumer's read was cancelled"
 
 
 async def test_peek_then_streaming_response_in_the_tests_event_loop() -> None:
-    transport = httpx.ASGITransport(app=peeking_app(ScriptedAdapter(TEXT)))
+    transport = httpx.ASGITransport(app=peeking_app(ScriptedAdapter(EVERY_EVENT)))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         with anyio.fail_after(HANG_GUARD):
             ok = await client.post("/chat", json=HELLO)
@@ -128,7 +105,7 @@ async def test_peek_then_streaming_response_in_the_tests_event_loop() -> None:
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         with anyio.fail_after(HANG_GUARD):
             refused = await client.post("/chat", json=HELLO)
-    assert ok.status_code == 200 and events_of(ok.text) == TEXT
+    assert ok.status_code == 200 and events_of(ok.text) == EVERY_EVENT
     assert refused.status_code == 502
 
 
