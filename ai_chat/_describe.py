@@ -148,9 +148,12 @@ def _show(value: object, limit: int, depth: int) -> str:
         return "{" + _join(pieces, len(mapping)) + "}"
     if isinstance(value, (list, tuple, set, frozenset)):
         items = cast("Collection[object]", value)
-        left, right = (
-            "[]" if isinstance(items, list) else "()" if isinstance(items, tuple) else "{}"
-        )
+        if isinstance(items, list):
+            left, right = "[", "]"
+        elif isinstance(items, tuple):
+            left, right = "(", ")"
+        else:
+            left, right = "{", "}"
         if depth <= 0:
             return f"{left}...{right}" if items else left + right
         pieces = [_show(v, _ITEM_CHARS, depth - 1) for v in islice(items, _ITEMS)]
