@@ -7,6 +7,7 @@ from typing import Protocol, runtime_checkable
 
 import anyio
 
+from ._describe import shown
 from ._types import ChatRequest
 
 __all__ = ["AIChatAdapter", "AbortSignal"]
@@ -49,7 +50,7 @@ class AbortSignal:
             self._event.set()
 
     def __repr__(self) -> str:
-        return f"AbortSignal(aborted={self.aborted}, reason={self._reason!r})"
+        return f"AbortSignal(aborted={self.aborted}, reason={shown(self._reason)})"
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
     │                          the original is ``__cause__``
     ├── StreamClosedError      you stopped the stream (``aclose()``, ``abort()``, a
     │                          cancelled read) and then read from it again
-    ├── StreamBusyError        a second task tried to read the same stream
+    ├── StreamBusyError        a read overlapped another pending read of the same stream
     └── StoreError             a conversation store operation failed (ai_chat.store)
         ├── ConversationNotFoundError  no conversation has this id
         ├── ConversationExistsError    create was given an id that is already taken
@@ -37,9 +37,23 @@ Every error derives from :class:`AIChatError`; none is more than two levels deep
 "You closed it" (:class:`StreamClosedError`) and "it broke" (:class:`ProtocolError`,
 :class:`ProviderError`, :class:`AdapterError`) are different exceptions. Cancellation is
 never wrapped in any of them.
+
+Every message is bounded, whatever the input: at most 1,000 characters, in which a value
+from the input (a key, a role, an id) is shown in at most 200 characters and a JSON path
+in at most 200, and always encodable as UTF-8 (lone surrogates are escaped). The
+attributes keep the values whole (``path`` is the complete path, ``value`` the object
+given); only the message shortens them.
 """
 
 from __future__ import annotations
+
+from ._describe import (
+    MAX_DETAIL_CHARS,
+    MAX_MESSAGE_CHARS,
+    clip,
+    clip_path,
+    shown,
+)
 
 __all__ = [
     "AIChatError",
@@ -65,8 +79,25 @@ __all__ = [
 ]
 
 
+# Labels in a message (an event type, a provider's error type and request id) are short
+# when honest, so a long one is cut early, leaving room for the rest of the message.
+_LABEL_CHARS = 100
+# A provider's detail: what adapters pass is already cut to 500 characters of the
+# provider's text plus a few words of their own.
+_PROVIDER_DETAIL_CHARS = MAX_DETAIL_CHARS + 100
+
+
 class AIChatError(Exception):
-    """The base of every error raised by ai_chat."""
+    """The base of every error raised by ai_chat.
+
+    The message is at most :data:`MAX_MESSAGE_CHARS` (1,000) characters and encodes as
+    UTF-8: a longer one is cut here, ending with ``...`` and its length, so that no input
+    can make an error flood a log or a response. (The subclasses show input values in
+    at most 200 characters, so their messages are not cut in practice.)
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(clip(message, MAX_MESSAGE_CHARS))
 
 
 class ConfigurationError(AIChatError, ValueError):
@@ -82,21 +113,22 @@ class ConfigurationError(AIChatError, ValueError):
         self.parameter = parameter
         self.value = value
         self.expected = expected
-        super().__init__(f"{parameter} must be {expected}, got {value!r}")
+        super().__init__(f"{parameter} must be {expected}, got {shown(value)}")
 
 
 class ValidationError(AIChatError, ValueError):
     """A value is not valid JSON, or has the wrong shape for a message, part or request.
 
     Attributes:
-        path: where, as a JSON path such as ``$[3].parts[0].input.items[2]``.
+        path: where, as a JSON path such as ``$[3].parts[0].input.items[2]`` (whole; the
+            message shortens a path over 200 characters in its middle).
         reason: what is wrong, in words.
     """
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"{path}: {reason}")
+        super().__init__(f"{clip_path(path)}: {reason}")
 
 
 class LimitExceededError(AIChatError):
@@ -117,7 +149,7 @@ class LimitExceededError(AIChatError):
         self.limit_value = limit_value
         self.observed = observed
         super().__init__(
-            f"{path}: {limit}={limit_value} exceeded (reached {observed}); "
+            f"{clip_path(path)}: {limit}={limit_value} exceeded (reached {observed}); "
             f"send less, or raise {limit} if the input is legitimate"
         )
 
@@ -149,9 +181,9 @@ class ProtocolError(AIChatError):
         if event_index is not None:
             where.append(f"event #{event_index}")
         if event_type is not None:
-            where.append(f"({event_type})")
+            where.append(f"({clip(event_type, _LABEL_CHARS)})")
         if path is not None and path != "$":
-            where.append(f"at {path}")
+            where.append(f"at {clip_path(path)}")
         prefix = " ".join(where)
         super().__init__(f"{prefix}: {reason}" if prefix else reason)
 
@@ -209,12 +241,12 @@ class ProviderError(AIChatError):
         self.retry_after = retry_after
         head = provider if status is None else f"{provider} HTTP {status}"
         if error_type is not None:
-            head += f" ({error_type})"
-        message = f"{head}: {detail}"
+            head += f" ({clip(error_type, _LABEL_CHARS)})"
+        message = f"{head}: {clip(detail, _PROVIDER_DETAIL_CHARS)}"
         if retry_after is not None:
             message += f"; retry after {retry_after:g} s"
         if request_id is not None:
-            message += f" [request id {request_id}]"
+            message += f" [request id {clip(request_id, _LABEL_CHARS)}]"
         super().__init__(message)
 
 
@@ -238,21 +270,16 @@ class RemoteStreamError(ProviderError):
 
     Attributes:
         error_text: the chunk's ``errorText``, whole (bounded by the adapter's
-            ``max_event_chars``); the message shows it shortened.
+            ``max_event_chars``); the message shows at most 500 characters of it.
     """
 
     def __init__(
         self, error_text: str, *, provider: str = "ui-stream", request_id: str | None = None
     ) -> None:
         self.error_text = error_text
-        shown = (
-            error_text
-            if len(error_text) <= 500
-            else f"{error_text[:500]}... (+{len(error_text) - 500:,} chars)"
-        )
         super().__init__(
             provider,
-            f"the server reported an error in the stream: {shown}",
+            f"the server reported an error in the stream: {clip(error_text)}",
             error_type="error",
             request_id=request_id,
         )
@@ -286,20 +313,23 @@ class StreamClosedError(AIChatError):
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
-        super().__init__(f"the chat stream was stopped: {reason}")
+        super().__init__(f"the chat stream was stopped: {clip(reason)}")
 
 
 class StreamBusyError(AIChatError):
-    """A task other than the stream's reader tried to read it.
+    """A read of a chat stream overlapped another read of it that was still pending.
 
-    A stream is read by one task, the one that read it first: two readers would each
-    see part of the answer, and both loops would end as if complete.
+    Any task may read a stream, one read at a time (reading the first event in an
+    endpoint and the rest in the response's body task is fine). A second read that
+    starts while the first waits for the adapter is refused with this error and changes
+    nothing: the pending read, and later reads, get every event.
     """
 
     def __init__(self) -> None:
         super().__init__(
-            "this chat stream is read by the task that first read it; read it from one task "
-            "(hand events to others through a memory object stream if needed)"
+            "another read of this chat stream is still pending: read a stream from one "
+            "task at a time (hand events to other tasks through a memory object stream "
+            "if several need them)"
         )
 
 
@@ -332,7 +362,7 @@ class ConversationNotFoundError(StoreError):
     def __init__(self, conversation_id: str) -> None:
         self.conversation_id = conversation_id
         super().__init__(
-            f"conversation {conversation_id!r} does not exist; create it with "
+            f"conversation {shown(conversation_id)} does not exist; create it with "
             "create_conversation() (stores never create one implicitly)"
         )
 
@@ -347,7 +377,7 @@ class ConversationExistsError(StoreError):
     def __init__(self, conversation_id: str) -> None:
         self.conversation_id = conversation_id
         super().__init__(
-            f"conversation {conversation_id!r} already exists; load it with find_by_id()"
+            f"conversation {shown(conversation_id)} already exists; load it with find_by_id()"
         )
 
 
@@ -368,8 +398,8 @@ class VersionConflictError(StoreError):
         self.expected = expected
         self.actual = actual
         super().__init__(
-            f"conversation {conversation_id!r} is at version {actual}, not the expected "
-            f"{expected}: another writer appended first; reload and retry"
+            f"conversation {shown(conversation_id)} is at version {shown(actual)}, not the "
+            f"expected {shown(expected)}: another writer appended first; reload and retry"
         )
 
 
@@ -389,7 +419,9 @@ class DuplicateMessageError(StoreError):
     def __init__(self, conversation_id: str, message_id: str, reason: str) -> None:
         self.conversation_id = conversation_id
         self.message_id = message_id
-        super().__init__(f"conversation {conversation_id!r}, message {message_id!r}: {reason}")
+        super().__init__(
+            f"conversation {shown(conversation_id)}, message {shown(message_id)}: {reason}"
+        )
 
 
 class InvalidRatingError(StoreError, ValueError):
@@ -423,7 +455,8 @@ class AppendError(StoreError):
         self.conversation_id = conversation_id
         self.backend = backend
         super().__init__(
-            f"{backend} could not append to conversation {conversation_id!r}: {detail}; "
+            f"{backend} could not append to conversation {shown(conversation_id)}: "
+            f"{clip(detail)}; "
             "the batch was not stored, retrying it is safe"
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
+from ._describe import shown
 from ._errors import LimitExceededError, ProtocolError, ValidationError
 from ._shape import (
     Shape,
@@ -209,7 +210,7 @@ class EventChecker:
                 exc.reason, event_index=index, event_type=_type_of(raw), path=exc.path
             ) from exc
         except LimitExceededError as exc:
-            exc.add_note(f"in event #{index} ({_type_of(raw)}) from adapter {self._adapter}")
+            exc.add_note(f"in event #{index} ({shown(_type_of(raw))}) from adapter {self._adapter}")
             raise
         event = cast("FrozenDict[str, object]", frozen)
         kind = event.get("type")
@@ -293,7 +294,7 @@ class EventChecker:
         if kind == "text-delta" or kind == "reasoning-delta":
             parts = self._open_text if kind == "text-delta" else self._open_reasoning
             if event["id"] not in parts:
-                return f"{kind} for part id {event['id']!r}, which was never started (or already ended)"
+                return f"{kind} for part id {shown(event['id'])}, which was never started (or already ended)"
             return None
         if kind == "start":
             return None if self.index == 1 else "start must be the first event"
@@ -312,11 +313,11 @@ class EventChecker:
             part_id = cast(str, event["id"])
             if kind.endswith("-start"):
                 if part_id in parts:
-                    return f"{kind} for part id {part_id!r}, which is already open"
+                    return f"{kind} for part id {shown(part_id)}, which is already open"
                 parts[part_id] = _string_cost(part_id)
             else:
                 if part_id not in parts:
-                    return f"{kind} for part id {part_id!r}, which was never started (or already ended)"
+                    return f"{kind} for part id {shown(part_id)}, which was never started (or already ended)"
                 del parts[part_id]
             return None
         if kind.startswith("tool-"):
@@ -330,29 +331,31 @@ class EventChecker:
         known = self._tools.get(call_id)
         if kind == "tool-input-start":
             if known is not None:
-                return f"tool call {call_id!r} was already started"
+                return f"tool call {shown(call_id)} was already started"
             self._tools[call_id] = (_STREAMING, cast(str, event["toolName"]))
             return None
         if kind == "tool-input-delta":
             if known is None or known[0] != _STREAMING:
-                return f"tool-input-delta for tool call {call_id!r}, whose input is not streaming"
+                return (
+                    f"tool-input-delta for tool call {shown(call_id)}, whose input is not streaming"
+                )
             return None
         if kind in ("tool-input-available", "tool-input-error"):
             name = cast(str, event["toolName"])
             if known is not None:
                 if known[0] != _STREAMING:
-                    return f"tool call {call_id!r} already has its input"
+                    return f"tool call {shown(call_id)} already has its input"
                 if known[1] != name:
-                    return f"tool call {call_id!r} was started as {known[1]!r} but completed as {name!r}"
+                    return f"tool call {shown(call_id)} was started as {shown(known[1])} but completed as {shown(name)}"
             self._tools[call_id] = (_INPUT_DONE, name)
             return None
         # tool-output-available / tool-output-error
         if known is None:
-            return f"{kind} for unknown tool call {call_id!r}"
+            return f"{kind} for unknown tool call {shown(call_id)}"
         if known[0] == _STREAMING:
-            return f"{kind} for tool call {call_id!r} before its input was available"
+            return f"{kind} for tool call {shown(call_id)} before its input was available"
         if known[0] == _OUTPUT_DONE:
-            return f"tool call {call_id!r} already has its output"
+            return f"tool call {shown(call_id)} already has its output"
         if not event.get("preliminary", False):
             self._tools[call_id] = (_OUTPUT_DONE, known[1])
         return None
@@ -360,10 +363,12 @@ class EventChecker:
     def _finish(self) -> str | None:
         open_parts = sorted(self._open_text) + sorted(self._open_reasoning)
         if open_parts:
-            return f"finish while part {open_parts[0]!r} is still open (missing its -end event)"
+            return (
+                f"finish while part {shown(open_parts[0])} is still open (missing its -end event)"
+            )
         streaming = sorted(c for c, (state, _) in self._tools.items() if state == _STREAMING)
         if streaming:
-            return f"finish while the input of tool call {streaming[0]!r} is still streaming"
+            return f"finish while the input of tool call {shown(streaming[0])} is still streaming"
         if self._step_open:
             return "finish while a step is still open (missing finish-step)"
         self.finished = True
@@ -386,4 +391,4 @@ def _unknown_type(event: FrozenDict[str, object]) -> str:
             f'"{kind}" is not an adapter event: an adapter reports a failure by raising an '
             "exception, and stops when its abort signal fires"
         )
-    return f"unknown event type {kind!r} (expected one of {', '.join(EVENT_TYPES)})"
+    return f"unknown event type {shown(kind)} (expected one of {', '.join(EVENT_TYPES)})"

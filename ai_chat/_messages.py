@@ -7,10 +7,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from ._describe import shown
 from ._errors import ValidationError
 from ._shape import (
     Shape,
@@ -183,7 +183,7 @@ def _check_message(message: object, index: int, root: str) -> None:
     if allowed is None:
         raise ValidationError(
             format_path([*path, "role"], root),
-            f"expected {_ROLES}, got {json.dumps(role) if type(role) is str else describe(role)}",
+            f"expected {_ROLES}, got {shown(role) if type(role) is str else describe(role)}",
         )
     parts = fields["parts"]
     if type(parts) is not tuple:
@@ -225,12 +225,12 @@ def _check_part(
         if found is None:
             raise ValidationError(
                 format_path([*path, "type"], root),
-                f'unknown part type "{kind}" (expected text, reasoning, file, tool-call, '
+                f"unknown part type {shown(kind)} (expected text, reasoning, file, tool-call, "
                 "tool-result or data-<name>)",
             )
         shape = found
     if family not in allowed:
         raise ValidationError(
-            format_path([*path, "type"], root), f'a {role} message cannot hold a "{kind}" part'
+            format_path([*path, "type"], root), f"a {role} message cannot hold a {shown(kind)} part"
         )
     check_shape(fields, shape, path, root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
+from ._describe import shown
 from ._errors import ValidationError
 from ._messages import _normalize  # pyright: ignore[reportPrivateUsage]
 from ._shape import (
@@ -68,7 +69,7 @@ def snapshot_request(request: object, limits: JSONLimits) -> ChatRequest:
         if key not in _REQUEST_KEYS:
             raise ValidationError(
                 format_path([key]) if type(key) is str else "$",
-                f"unknown request field {key!r} (expected messages, tools, parameters)",
+                f"unknown request field {shown(key)} (expected messages, tools, parameters)",
             )
     if "messages" not in fields:
         raise ValidationError("$", 'missing required field "messages"')
@@ -100,7 +101,7 @@ def _tools(tools: object, limits: JSONLimits) -> tuple[FrozenDict[str, object], 
         name = cast(str, definition["name"])
         if name in names:
             raise ValidationError(
-                format_path([index, "name"], root), f'duplicate tool name "{name}"'
+                format_path([index, "name"], root), f"duplicate tool name {shown(name)}"
             )
         names.add(name)
     return cast("tuple[FrozenDict[str, object], ...]", frozen)
@@ -126,7 +127,7 @@ def _check_tool_choice(choice: object, names: set[str], root: str) -> None:
         if choice not in _TOOL_CHOICES:
             raise ValidationError(
                 path,
-                f'expected "auto", "none", "required" or {{"type": "tool", "toolName": ...}}, got "{choice}"',
+                f'expected "auto", "none", "required" or {{"type": "tool", "toolName": ...}}, got {shown(choice)}',
             )
         if choice == "required" and not names:
             raise ValidationError(path, '"required" needs at least one tool in "tools"')
@@ -140,7 +141,8 @@ def _check_tool_choice(choice: object, names: set[str], root: str) -> None:
             )
         if name not in names:
             raise ValidationError(
-                format_path(["toolChoice", "toolName"], root), f'no tool named "{name}" in "tools"'
+                format_path(["toolChoice", "toolName"], root),
+                f'no tool named {shown(name)} in "tools"',
             )
         return
     raise ValidationError(

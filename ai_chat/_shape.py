@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import cast
 
+from ._describe import MAX_SHOWN_CHARS, clip, shown
 from ._errors import ValidationError
 from .limits import FrozenDict
 from .limits._walk import format_path
@@ -37,7 +38,9 @@ Path = list[str | int]
 
 
 def describe(value: object) -> str:
-    """A short description of a JSON value for error messages."""
+    """A short description of a JSON value for error messages: its kind (``an object``,
+    ``a string``), or the number itself; bounded and safe for any value (see
+    :func:`~ai_chat._describe.shown`)."""
     if value is None:
         return "null"
     if type(value) is bool:
@@ -49,8 +52,8 @@ def describe(value: object) -> str:
     if type(value) is str:
         return "an empty string" if not value else "a string"
     if type(value) is int or type(value) is float:
-        return f"the number {value!r}"
-    return type(value).__name__
+        return f"the number {shown(value)}"
+    return clip(type(value).__name__, MAX_SHOWN_CHARS)
 
 
 def any_json(value: object) -> str | None:

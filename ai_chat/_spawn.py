@@ -5,9 +5,9 @@ cancellation (a shielded scope, a blocking worker thread) cannot hold its consum
 hostage: the consumer stops waiting at once and the adapter's leftover work finishes
 later. A task group cannot give that guarantee, since leaving one waits for every child,
 so the task is spawned outside the caller's task tree: an asyncio task on asyncio, a
-system task on trio. The few other questions only the backend can answer cheaply (which
-task is running, is this task being cancelled from outside, how to reach the loop from
-another thread) live here too. Everything else in ai_chat uses anyio only.
+system task on trio. The few other questions only the backend can answer cheaply (is this
+task being cancelled from outside, how to reach the loop from another thread) live here
+too. Everything else in ai_chat uses anyio only.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio.lowlevel
 
-__all__ = ["LoopHandle", "spawn_detached", "task_cancelled_from_outside", "task_key_getter"]
+__all__ = ["LoopHandle", "spawn_detached", "task_cancelled_from_outside"]
 
 # asyncio keeps only weak references to tasks: hold them until they finish.
 _running: set[asyncio.Task[None]] = set()
@@ -44,18 +44,6 @@ def spawn_detached(function: Callable[[], Awaitable[None]], name: str) -> None:
         import trio
 
         trio.lowlevel.spawn_system_task(function, name=name, context=contextvars.copy_context())
-
-
-def task_key_getter() -> Callable[[], object]:
-    """A function returning an identity of the running task, cheap enough for every read.
-
-    Call this once, in a task of the loop; the function it returns works on that loop.
-    """
-    if isinstance(anyio.lowlevel.current_token().native_token, asyncio.AbstractEventLoop):
-        return asyncio.current_task
-    import trio
-
-    return trio.lowlevel.current_task
 
 
 def task_cancelled_from_outside() -> bool:

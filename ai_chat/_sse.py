@@ -2,7 +2,8 @@
 
 It follows the WHATWG event-stream parsing rules (LF, CR and CRLF line ends, split
 anywhere; UTF-8 split anywhere; a leading BOM; ``data`` lines joined with LF; comments
-and unknown fields ignored; ``event``, ``id`` and ``retry``), with two differences that
+and unknown fields ignored; ``event``, ``id`` and ``retry``, a ``retry`` of anything but
+ASCII digits ignored, one over 2**64 - 1 ms clamped to that), with two differences that
 make a truncated or hostile stream an error instead of a silent success: every line,
 event and the whole body are bounded, and :meth:`SSEDecoder.close` raises when the body
 ends inside an event. It does no I/O and imports neither anyio nor httpx; the caller
@@ -27,6 +28,9 @@ __all__ = [
 DEFAULT_MAX_LINE_CHARS: Final = 4 * 1024 * 1024
 DEFAULT_MAX_EVENT_CHARS: Final = 8 * 1024 * 1024
 DEFAULT_MAX_BODY_BYTES: Final = 256 * 1024 * 1024
+MAX_RETRY: Final = 2**64 - 1
+"""The largest ``retry`` an event carries (milliseconds); a larger value becomes this."""
+_RETRY_DIGITS: Final = len(str(MAX_RETRY))
 
 
 class SSEEvent(NamedTuple):
@@ -40,6 +44,9 @@ class SSEEvent(NamedTuple):
     event: str = "message"
     id: str | None = None
     retry: int | None = None
+    """The event's ``retry`` field in milliseconds, when it had one. As the standard
+    says, only ASCII digits count (anything else is ignored); a value over
+    2**64 - 1 (half a billion years) is clamped to it."""
 
 
 class SSEDecoder:
@@ -210,7 +217,14 @@ class SSEDecoder:
             if "\0" not in value:
                 self._id = value
         elif name == "retry" and value.isdigit() and value.isascii():
-            self._retry = int(value)
+            # Digits only, as the standard says. A value past 64 bits means "never" just
+            # as well: it is clamped without converting its digits (int() of thousands
+            # of digits raises ValueError, and a line may hold millions).
+            digits = value.lstrip("0")
+            if len(digits) > _RETRY_DIGITS:
+                self._retry = MAX_RETRY
+            else:
+                self._retry = min(int(digits or "0"), MAX_RETRY)
         # Any other field is ignored, as the standard says.
 
     def _dispatch(self) -> SSEEvent | None:

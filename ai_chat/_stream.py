@@ -8,7 +8,6 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import Any, Final, Self, cast
 
 import anyio
@@ -16,6 +15,7 @@ import anyio.lowlevel
 
 from ._adapter import AbortSignal, AIChatAdapter
 from ._closing import AsyncClosing
+from ._describe import MAX_SHOWN_CHARS, clip, exception_text
 from ._errors import (
     AdapterError,
     AIChatError,
@@ -26,7 +26,7 @@ from ._errors import (
 )
 from ._events import EventChecker
 from ._request import snapshot_request
-from ._spawn import LoopHandle, spawn_detached, task_cancelled_from_outside, task_key_getter
+from ._spawn import LoopHandle, spawn_detached, task_cancelled_from_outside
 from ._types import ChatEvent, ChatRequest
 from .limits import JSONLimits
 
@@ -146,6 +146,14 @@ class ChatStream(AsyncClosing):
     ``READ_AHEAD`` events ahead of the reader, and every event is validated before it
     is delivered. Events are delivered once: a stream cannot be replayed or resumed.
 
+    Any task of the event loop may read, one read at a time: a read that starts while
+    another is waiting for the adapter raises :class:`~ai_chat.StreamBusyError` and
+    changes nothing, so the waiting reader still gets every event. Reading the first
+    event in one task and the rest in another (an endpoint that peeks before returning a
+    ``StreamingResponse``, whose body Starlette iterates in a child task; a consumer that
+    hands the stream to a worker) is fine. Tasks that take turns reading each get part
+    of the answer: giving the stream to one reader at a time is the caller's job.
+
     A stream ends normally only after a ``finish`` event followed by the end of the
     adapter's iterator. Otherwise a read raises: :class:`~ai_chat.ProtocolError` (a bad
     or out-of-order event, a missing finish, events after finish),
@@ -153,9 +161,10 @@ class ChatStream(AsyncClosing):
     adapter's own :class:`~ai_chat.AIChatError`), and, after the consumer stopped the
     stream, :class:`~ai_chat.StreamClosedError`.
 
-    Every way of stopping early (a cancelled read, :meth:`aclose`, leaving ``async with``,
-    :meth:`abort`, a validation failure, garbage collection of a running stream) aborts
-    the adapter's signal with a reason, cancels the adapter and then closes its iterator.
+    Every way of stopping early (a cancelled read, in whichever task it runs;
+    :meth:`aclose`, leaving ``async with``, :meth:`abort`, a validation failure, garbage
+    collection of a running stream) aborts the adapter's signal with a reason, cancels
+    the adapter and then closes its iterator.
     A cancelled read returns at once even if the adapter ignores cancellation;
     :meth:`aclose` waits at most ``close_timeout`` seconds for the adapter to stop and
     otherwise leaves it to finish in the background (logged on the ``ai_chat`` logger).
@@ -168,12 +177,10 @@ class ChatStream(AsyncClosing):
         "_early_stop",
         "_limits",
         "_max_response_chars",
-        "_owner",
         "_pipe",
         "_raw_request",
         "_reading",
         "_request",
-        "_task_key",
     )
 
     def __init__(
@@ -217,9 +224,8 @@ class ChatStream(AsyncClosing):
         self._close_timeout = float(close_timeout)
         self._pipe: _Pipe | None = None
         self._early_stop: str | None = None
+        # True while a read waits for the adapter; a second read meanwhile is refused.
         self._reading = False
-        self._owner: object = None
-        self._task_key: Callable[[], object] | None = None
         self._request: ChatRequest | None = None
         self._raw_request: object = request
         if not lazy:
@@ -264,12 +270,32 @@ class ChatStream(AsyncClosing):
         return self
 
     async def __anext__(self) -> ChatEvent:
+        """The next validated event; the first read starts the adapter.
+
+        Any task may read when no other read is pending. A buffered event is returned
+        without a checkpoint.
+
+        Raises:
+            StopAsyncIteration: the answer is complete (and on every later read).
+            StreamBusyError: another read of this stream is pending (the stream is left
+                as it was, for that reader).
+            StreamClosedError: the stream was stopped (:meth:`aclose`, :meth:`abort`,
+                a cancelled read).
+            AIChatError: what the stream failed with (see the class), again on every
+                later read.
+
+        Cancellation: cancelling a pending read stops the stream: the adapter's signal is
+        aborted and the adapter cancelled and closed, and later reads raise
+        :class:`~ai_chat.StreamClosedError`. Cancelling the task reading it is the same.
+        """
         pipe = self._pipe
         if pipe is None:
             pipe = await self._start()
         if pipe.stop_reason is not None:
             raise StreamClosedError(pipe.stop_reason)
-        if self._task_key is not None and self._task_key() is not self._owner:
+        if self._reading:
+            # Checked before the buffer: events the adapter added since the pending read
+            # began waiting are that read's, not an overlapping one's.
             raise StreamBusyError()
         buffer = pipe.buffer
         if buffer:
@@ -278,8 +304,6 @@ class ChatStream(AsyncClosing):
             if pipe.space_ready is not None:
                 pipe.wake_writer()
             return event
-        if self._reading:
-            raise StreamBusyError()
         self._reading = True
         try:
             while not buffer or pipe.stop_reason is not None:
@@ -315,8 +339,6 @@ class ChatStream(AsyncClosing):
             raise
         if self._pipe is not None:  # another task started it meanwhile
             return self._pipe
-        self._task_key = task_key_getter()
-        self._owner = self._task_key()
         adapter = self._adapter
         name = type(adapter).__name__
         pipe = self._pipe = _Pipe(name, self._close_timeout)
@@ -391,7 +413,7 @@ class ChatStream(AsyncClosing):
         if pipe is None:
             state = "not started"
         elif pipe.stop_reason is not None:
-            state = f"stopped: {pipe.stop_reason}"
+            state = f"stopped: {clip(pipe.stop_reason, MAX_SHOWN_CHARS)}"
         elif pipe.outcome is not None:
             state = "adapter done"
         else:
@@ -453,8 +475,8 @@ async def _run_adapter(
                 outcome = _adapter_error(name, exc)
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: for the consumer to see
             outcome = exc
-        if outcome is not _END:
-            pipe.signal.abort(f"the stream failed: {outcome}")
+        if isinstance(outcome, BaseException):
+            pipe.signal.abort(f"the stream failed: {exception_text(outcome)}")
     finally:
         failure = await _close(pipe.iterator, pipe.close_timeout, name, None, pipe.close_requested)
         if failure is not None and outcome is _END:
@@ -466,7 +488,9 @@ async def _run_adapter(
 
 
 def _adapter_error(name: str, exc: BaseException) -> AdapterError:
-    error = AdapterError(name, f"{type(exc).__name__}: {exc}")
+    # exception_text never raises: an exception whose str() fails (a huge int in its
+    # args) must still end the stream as an AdapterError.
+    error = AdapterError(name, exception_text(exc))
     error.__cause__ = exc
     return error
 

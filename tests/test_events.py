@@ -875,7 +875,7 @@ async def test_a_non_object_first_event() -> None:
 SEQUENCES: list[Any] = [
     # (events before, bad event, words in the reason)
     pytest.param([S], td(), ["never started"], id="text-delta-unknown"),
-    pytest.param([S, ts("a")], td("b"), ["'b'", "never started"], id="text-delta-other-id"),
+    pytest.param([S, ts("a")], td("b"), ['"b"', "never started"], id="text-delta-other-id"),
     pytest.param(
         [S, ts(), td(), te()], td(), ["never started (or already ended)"], id="text-delta-after-end"
     ),
@@ -912,13 +912,13 @@ SEQUENCES: list[Any] = [
     pytest.param(
         [S, tis(name="search")],
         tia(name="weather"),
-        ["'search'", "'weather'"],
+        ['"search"', '"weather"'],
         id="tool-input-available-other-name",
     ),
     pytest.param(
         [S, tis(name="search")],
         tie(name="weather"),
-        ["'search'", "'weather'"],
+        ['"search"', '"weather"'],
         id="tool-input-error-other-name",
     ),
     pytest.param([S, tis()], tis(), ["already started"], id="tool-input-start-twice"),
@@ -934,7 +934,7 @@ SEQUENCES: list[Any] = [
     ),
     pytest.param([S], toa(), ["unknown tool call"], id="tool-output-available-unknown"),
     pytest.param(
-        [S, tia("a")], toa("b"), ["unknown tool call 'b'"], id="tool-output-available-other-id"
+        [S, tia("a")], toa("b"), ['unknown tool call "b"'], id="tool-output-available-other-id"
     ),
     pytest.param([S], toe(), ["unknown tool call"], id="tool-output-error-unknown"),
     pytest.param(
@@ -965,15 +965,15 @@ SEQUENCES: list[Any] = [
         ["already has its output"],
         id="preliminary-false-is-final",
     ),
-    pytest.param([S, ts()], F, ["'t'", "still open"], id="finish-text-open"),
-    pytest.param([S, rs()], F, ["'r'", "still open"], id="finish-reasoning-open"),
+    pytest.param([S, ts()], F, ['"t"', "still open"], id="finish-text-open"),
+    pytest.param([S, rs()], F, ['"r"', "still open"], id="finish-reasoning-open"),
     pytest.param(
         [S, ts("a"), te("a"), ts("b"), td("b")],
         F,
-        ["'b'", "still open"],
+        ['"b"', "still open"],
         id="finish-second-text-open",
     ),
-    pytest.param([S, tis()], F, ["'c'", "still streaming"], id="finish-tool-input-streaming"),
+    pytest.param([S, tis()], F, ['"c"', "still streaming"], id="finish-tool-input-streaming"),
     pytest.param(
         [S, tis(), tid()], F, ["still streaming"], id="finish-tool-input-streaming-after-delta"
     ),

@@ -46,6 +46,16 @@ TABLE: list[tuple[bytes, list[SSEEvent]]] = [
     (b"id: 7\ndata: x\n\ndata: y\n\n", [SSEEvent("x", id="7"), SSEEvent("y", id="7")]),
     (b"retry: 1500\ndata: x\n\n", [SSEEvent("x", retry=1500)]),
     (b"retry: soon\ndata: x\n\n", [SSEEvent("x")]),
+    # retry is ASCII digits only (WHATWG); anything else is ignored.
+    (b"retry: 0003000\ndata: x\n\n", [SSEEvent("x", retry=3000)]),
+    (b"retry: 0\ndata: x\n\n", [SSEEvent("x", retry=0)]),
+    (b"retry:\ndata: x\n\n", [SSEEvent("x")]),
+    (b"retry: -5\ndata: x\n\n", [SSEEvent("x")]),
+    (b"retry: 1e3\ndata: x\n\n", [SSEEvent("x")]),
+    (b"retry: 15 \ndata: x\n\n", [SSEEvent("x")]),
+    ("retry: \u0661\u0662\ndata: x\n\n".encode(), [SSEEvent("x")]),  # Arabic-Indic digits
+    (b"retry: 18446744073709551615\ndata: x\n\n", [SSEEvent("x", retry=2**64 - 1)]),
+    (b"retry: 18446744073709551616\ndata: x\n\n", [SSEEvent("x", retry=2**64 - 1)]),
     (b"foo: bar\ndata: x\nbaz\n\n", [SSEEvent("x")]),  # unknown fields are ignored
     (b"\xef\xbb\xbfdata: bom\n\n", [SSEEvent("bom")]),
     (b"data: \xef\xbb\xbfnot a bom here\n\n", [SSEEvent("\ufeffnot a bom here")]),
@@ -151,6 +161,19 @@ def test_memory_stays_bounded_by_the_line_limit() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 4_000_000
+
+
+@pytest.mark.parametrize("digits", [4_301, 5_000, 4 * 1024 * 1024 - len("retry: ")])
+def test_a_retry_of_thousands_of_digits_is_clamped_without_converting_it(digits: int) -> None:
+    # int() of over 4,300 digits raises ValueError, and any server can send this line
+    # (up to the line limit); leading zeros do not count.
+    huge = b"retry: " + b"9" * digits + b"\ndata: x\n\n"
+    zeros = b"retry: " + b"0" * (digits - 1) + b"7\ndata: y\n\n"
+    body = huge + zeros
+    assert decode(body, splits=[3, len(huge) + 5]) == [
+        SSEEvent("x", retry=2**64 - 1),
+        SSEEvent("y", retry=7),
+    ]
 
 
 def test_limits_are_validated() -> None:

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 import pytest
 
 from ai_chat import (
@@ -168,45 +167,114 @@ async def test_stream_chat_reports_invalid_input_at_iteration() -> None:
     assert caught.value.path == "$.messages[0].id"
 
 
-async def test_only_the_first_reading_task_may_read() -> None:
-    stream = create_chat_stream(ScriptedAdapter(TEXT), REQUEST)
-    refused: list[BaseException] = []
+# --- reading from several tasks, one read at a time -------------------------------------
 
-    async def other_reader() -> None:
+
+async def test_a_stream_started_in_one_task_can_be_read_on_in_another() -> None:
+    adapter = Recorder(*TEXT)
+    stream = create_chat_stream(adapter, REQUEST)
+    rest: list[Any] = []
+
+    async def worker() -> None:
+        rest.extend(await read_all(stream))
+
+    with anyio.fail_after(GUARD):
+        first = await stream.__anext__()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(worker)
+    assert [first, *rest] == TEXT
+    assert adapter.closed == 1 and not stream.adapter_running
+
+
+async def test_a_stream_started_in_a_child_task_can_be_read_on_by_its_parent() -> None:
+    stream = create_chat_stream(ScriptedAdapter(TEXT), REQUEST)
+    first: list[Any] = []
+
+    async def peek() -> None:
+        first.append(await stream.__anext__())
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peek)
+        rest = await read_all(stream)
+    assert [*first, *rest] == TEXT
+
+
+async def test_an_overlapping_read_is_refused_and_the_pending_reader_keeps_every_event() -> None:
+    release = anyio.Event()
+
+    async def held(signal: AbortSignal) -> None:
+        await release.wait()
+
+    adapter = Recorder({"type": "start"}, held, *TEXT[1:])
+    stream = create_chat_stream(adapter, REQUEST)
+    seen: list[Any] = []
+
+    async def first_reader() -> None:
+        seen.extend(await read_all(stream))
+
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first_reader)
+            await anyio.wait_all_tasks_blocked()  # first_reader waits for the adapter
+            with pytest.raises(StreamBusyError, match="another read of this chat stream"):
+                await stream.__anext__()
+            with pytest.raises(StreamBusyError):  # refused again, still harmless
+                await stream.__anext__()
+            release.set()
+    assert seen == TEXT
+    assert adapter.signal is not None and not adapter.signal.aborted
+    assert adapter.closed == 1
+
+
+async def test_an_overlapping_read_cannot_take_events_meant_for_the_pending_read() -> None:
+    # The intruding read runs in the adapter's task right after an event was buffered
+    # and the pending reader woken, before that reader has run: the buffered event is
+    # the pending read's.
+    stream: ChatStream | None = None
+    refused: list[StreamBusyError] = []
+
+    async def intrude(signal: AbortSignal) -> None:
+        assert stream is not None and stream.buffered_events == 1
         try:
             await stream.__anext__()
         except StreamBusyError as exc:
             refused.append(exc)
 
+    stream = create_chat_stream(Recorder({"type": "start"}, intrude, *TEXT[1:]), REQUEST)
     with anyio.fail_after(GUARD):
-        await anyio.lowlevel.checkpoint()
-        first = await stream.__anext__()
-        await anyio.sleep(0.01)  # the adapter has filled the buffer by now
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(other_reader)
-        rest = await read_all(stream)
+        events = await read_all(stream)
     assert len(refused) == 1
-    # The reader still gets every event: nothing went to the refused task.
-    assert [first["type"], *(e["type"] for e in rest)] == [e["type"] for e in TEXT]
+    assert events == TEXT
 
 
-async def test_two_loops_in_two_tasks_cannot_split_an_answer() -> None:
-    stream = create_chat_stream(ScriptedAdapter(TEXT * 1 + []), REQUEST)
-    outcomes: list[str] = []
+async def test_cancelling_a_task_group_that_was_handed_the_stream_stops_the_adapter() -> None:
+    adapter = Recorder({"type": "start"}, {"type": "start-step"}, forever)
+    stream = create_chat_stream(adapter, REQUEST)
+    outcome: list[str] = []
 
-    async def loop() -> None:
+    async def worker() -> None:
         try:
             async for _ in stream:
-                await anyio.lowlevel.checkpoint()
-            outcomes.append("complete")
-        except StreamBusyError:
-            outcomes.append("refused")
+                pass
+        except anyio.get_cancelled_exc_class():
+            outcome.append("cancelled")
+            raise
 
     with anyio.fail_after(GUARD):
+        assert (await stream.__anext__())["type"] == "start"
         async with anyio.create_task_group() as tg:
-            tg.start_soon(loop)
-            tg.start_soon(loop)
-    assert sorted(outcomes) == ["complete", "refused"]
+            tg.start_soon(worker)
+            await anyio.wait_all_tasks_blocked()  # worker's read waits for the adapter
+            tg.cancel_scope.cancel()
+        assert outcome == ["cancelled"]
+        while stream.adapter_running:  # nobody calls aclose(): the cancellation did it
+            await anyio.sleep(0.001)
+    assert adapter.closed == 1
+    assert adapter.signal is not None
+    assert adapter.signal.reason == "the consumer's read was cancelled"
+    with pytest.raises(StreamClosedError, match="read was cancelled"):
+        await stream.__anext__()
 
 
 async def test_an_adapter_returning_a_coroutine_is_a_protocol_error() -> None:
@@ -250,16 +318,12 @@ async def test_cancelling_a_pending_read(how: str) -> None:
                 await stream.__anext__()
             assert scope.cancelled_caught
         else:
-            # A stream is read by one task: the reading task here owns a fresh stream.
+            # The read pending in another task (the stream's first read was this one's).
             reached: list[bool] = []
-            await stream.aclose()
-            adapter = Recorder({"type": "start"}, forever)
-            other = create_chat_stream(adapter, REQUEST)
 
             async def reader() -> None:
-                await other.__anext__()
                 try:
-                    await other.__anext__()
+                    await stream.__anext__()
                 except anyio.get_cancelled_exc_class():
                     reached.append(True)
                     raise
@@ -269,7 +333,6 @@ async def test_cancelling_a_pending_read(how: str) -> None:
                 await anyio.wait_all_tasks_blocked()
                 tg.cancel_scope.cancel()
             assert reached == [True]
-            stream = other
         signal = adapter.signal
         assert signal is not None and signal.aborted
         assert signal.reason == "the consumer's read was cancelled"

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
+from .._describe import clip, shown
 from .._errors import AIChatError, LimitExceededError, ValidationError
 from ._frozen import FrozenDict
 from ._limits import JSONLimits
@@ -82,7 +83,7 @@ def js_number(value: int | float) -> str:
     try:
         number = float(value)
     except OverflowError:
-        raise ValueError(f"{value} is too large for a double") from None
+        raise ValueError(f"{shown(value)} is too large for a double") from None
     if not math.isfinite(number):
         raise ValueError(f"{value!r} is not a finite number")
     if number == 0:
@@ -125,18 +126,22 @@ def _float_size(value: float) -> int:
 def format_path(parts: list[str | int] | tuple[str | int, ...], root: str = "$") -> str:
     """Render path components as a JSON path: ``$[3].parts[0]["odd key"]``.
 
-    Keys longer than 64 characters are shortened, with the number of characters left out.
+    An ``int`` is an array index, a ``str`` an object key. Keys longer than 64 characters
+    are shortened, with the number of characters left out. Anything else (which no JSON
+    path can name) is written as ``[<tuple key>]``.
     """
     out = [root]
     for part in parts:
         if type(part) is int:
             out.append(f"[{part}]")
             continue
-        part = cast(str, part)
+        if type(part) is not str:
+            out.append(f"[<{clip(type(part).__name__, _PATH_KEY_MAX)} key>]")
+            continue
         if len(part) > _PATH_KEY_MAX:
             # A huge key is abbreviated: an error message must not copy megabytes.
-            shown = json.dumps(part[:_PATH_KEY_MAX])
-            out.append(f'[{shown[:-1]}..." (+{len(part) - _PATH_KEY_MAX:,} chars)]')
+            head = json.dumps(part[:_PATH_KEY_MAX])
+            out.append(f'[{head[:-1]}..." (+{len(part) - _PATH_KEY_MAX:,} chars)]')
         elif _IDENTIFIER.match(part):
             out.append(f".{part}")
         else:
@@ -569,7 +574,7 @@ def _careful_walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONVal
                         raise _fail(
                             stack,
                             root,
-                            f"object key {k!r} is a {_describe(k)}; JSON keys must be str",
+                            f"object key {shown(k)} is a {_describe(k)}; JSON keys must be str",
                             None,
                         )
                     n = known_get(k)
@@ -617,11 +622,13 @@ def _careful_walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONVal
             return result, size
 
 
-def _nth_key(frame: _Frame, index: int) -> str | int:
-    """The key of the ``index``-th child of ``frame``."""
+def _nth_key(frame: _Frame, index: int) -> str | int | None:
+    """The key of the ``index``-th child of ``frame``, or None for an object key that is
+    not a ``str`` (no JSON path can name it; the error then names the object)."""
     index = max(index, 0)
     if frame[_IS_DICT]:
         for i, k in enumerate(frame[_SRC]):
             if i == index:
-                return cast(str, k)
+                return k if type(k) is str else None
+        return None
     return index

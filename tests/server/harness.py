@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import uvicorn
 from starlette.types import ASGIApp, Message
 
@@ -58,6 +59,33 @@ def running(app: ASGIApp) -> Generator[str]:
         thread.join(HANG_GUARD)
         sock.close()
         assert not thread.is_alive(), "uvicorn did not stop"
+
+
+async def hang_up_mid_answer(
+    url: str, recorder: Recorder, *, path: str = "/api/chat", body: Mapping[str, Any] = HELLO
+) -> None:
+    """POST ``body`` to ``path`` over a plain socket, read until ``recorder`` waits in the
+    middle of its answer, close the connection, and wait until the adapter has closed.
+
+    A plain socket, not httpx: the test decides exactly when the connection closes.
+    """
+    data = json.dumps(body).encode()
+    request = (
+        b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\n\r\n%s" % (path.encode(), len(data), data)
+    )
+    port = int(url.rsplit(":", 1)[1])
+    with anyio.fail_after(HANG_GUARD):
+        async with await anyio.connect_tcp("127.0.0.1", port) as connection:
+            await connection.send(request)
+            seen = b""
+            while b'"partial"' not in seen:
+                seen += await connection.receive()
+            assert seen.startswith(b"HTTP/1.1 200 OK\r\n")
+            assert await anyio.to_thread.run_sync(recorder.waiting.wait, HANG_GUARD)
+            assert recorder.log == []
+        # The connection is closed: the server must cancel the stream.
+        assert await anyio.to_thread.run_sync(recorder.closed.wait, HANG_GUARD)
 
 
 def sse_chunks(body: str) -> list[Any]:

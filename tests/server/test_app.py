@@ -22,7 +22,15 @@ from ai_chat.limits import JSONLimits
 from ai_chat.server import MASKED_ERROR, chat_endpoint, create_chat_app
 from ai_chat.server._page import CHAT_PAGE_HTML, chat_page_html
 
-from .harness import HANG_GUARD, HELLO, Recorder, call_asgi, running, sse_chunks
+from .harness import (
+    HANG_GUARD,
+    HELLO,
+    Recorder,
+    call_asgi,
+    hang_up_mid_answer,
+    running,
+    sse_chunks,
+)
 from .scripts import EVERY_CHUNK, EVERY_EVENT
 
 pytestmark = pytest.mark.anyio
@@ -313,25 +321,8 @@ async def test_a_history_over_the_json_limits_gets_413() -> None:
 
 async def test_a_client_disconnect_cancels_the_adapter_over_real_http() -> None:
     recorder = Recorder()
-    body = json.dumps(HELLO).encode()
-    request = (
-        b"POST /api/chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-        b"content-length: %d\r\n\r\n%s" % (len(body), body)
-    )
     with running(create_chat_app(recorder)) as url:
-        port = int(url.rsplit(":", 1)[1])
-        with anyio.fail_after(HANG_GUARD):
-            # A plain socket: the test decides exactly when the connection closes.
-            async with await anyio.connect_tcp("127.0.0.1", port) as connection:
-                await connection.send(request)
-                seen = b""
-                while b'"partial"' not in seen:
-                    seen += await connection.receive()
-                assert seen.startswith(b"HTTP/1.1 200 OK\r\n")
-                assert await anyio.to_thread.run_sync(recorder.waiting.wait, HANG_GUARD)
-                assert recorder.log == []
-            # The connection is closed: the server cancels the stream.
-            assert await anyio.to_thread.run_sync(recorder.closed.wait, HANG_GUARD)
+        await hang_up_mid_answer(url, recorder)
     assert recorder.log == ["cancelled", "closed, aborted=True"]
     assert recorder.reason == "the consumer's read was cancelled"
 
