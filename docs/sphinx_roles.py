@@ -28,11 +28,19 @@ class SphinxRoles(Extension):
     """Rewrite ``:role:`target``` into an optional cross-reference, for every object."""
 
     def on_object(self, *, obj: Object, loader: GriffeLoader, **kwargs: Any) -> None:
-        docstring = obj.docstring
-        if docstring is None:
-            return
-        text = ROLE.sub(lambda match: _reference(obj, loader, match["target"]), docstring.value)
-        docstring.value = LITERAL_BLOCK.sub(":", text)
+        _rewrite(obj, loader)
+
+    def on_package(self, *, pkg: Object, loader: GriffeLoader, **kwargs: Any) -> None:
+        # griffe calls on_object for the package's members, not for the package itself.
+        _rewrite(pkg, loader)
+
+
+def _rewrite(obj: Object, loader: GriffeLoader) -> None:
+    docstring = obj.docstring
+    if docstring is None:
+        return
+    text = ROLE.sub(lambda match: _reference(obj, loader, match["target"]), docstring.value)
+    docstring.value = LITERAL_BLOCK.sub(":", text)
 
 
 def _reference(obj: Object, loader: GriffeLoader, written: str) -> str:

@@ -28,6 +28,54 @@ TYPED = [
 EXPECTED_OUTPUT = {
     "README.md": ['You said: "Hello".', "[tool-calls]"],
     "docs/getting-started.md": ['You said: "Hello".', "[tool-calls]", 'You said: "Hello"\n'],
+    "docs/concepts/messages.md": [
+        "tuple 4\n",
+        "'x-note': 1",
+        '$[0].role expected "system", "user", "assistant" or "tool", got "bot"\n',
+        "Be brief.\n",
+        "FrozenDict is immutable: __setitem__() is not supported; copy it with dict()\n",
+    ],
+    "docs/concepts/request.md": [
+        "1 get_weather\n",
+        "$.tool: unknown request field 'tool' (expected messages, tools, parameters)\n",
+        '$.parameters.toolChoice: "required" needs at least one tool in "tools"\n',
+        "$.parameters.maxOutputTokens: expected a positive integer, got the number 0\n",
+    ],
+    "docs/concepts/events.md": [
+        "text: Sunny.\n",
+        "finish, output tokens: 2\n",
+        "got start\n",
+        "1 text-delta\n",
+        "event #1 (text-delta): text-delta for part id 't1', which was never started",
+    ],
+    "docs/concepts/stopping.md": [
+        'signal: AbortSignal(aborted=True, reason="the consumer\'s read was cancelled")\n',
+        "after break, adapter running: False\n",
+        "stopped: the user pressed stop\n",
+    ],
+    "docs/concepts/limits-and-errors.md": [
+        "FrozenDict({'city': 'Zürich', 'days': (1, 2.0, 1e+21)})\n",
+        "36 4 1e+21\n",
+        "$: integer beyond JavaScript's safe range (±9007199254740991): ",
+        "max_depth 64 65\n",
+    ],
+    "docs/adapters/writing.md": ["Hello, world\n"],
+    "docs/adapters/ui-stream.md": ['You said: "Hi".', " [tool-calls, usage "],
+    "docs/serving/server.md": [
+        "v1\n",
+        'data: {"type":"start","me\n',
+        "data: [DONE]\n",
+        "\n1\n",
+        "422 $.messages[0].role\n",
+        "200 data: [DONE]\n",
+    ],
+    "docs/serving/conversations.md": ["Hello ['user', 'assistant'] 404\n"],
+    "docs/stores.md": [
+        "1 1 5 ",
+        "conflict: 0 1\n",
+        "duplicate: u1\n",
+        "not found: no-such-id\n",
+    ],
 }
 
 
@@ -38,6 +86,7 @@ def _id(page: Page) -> str:
 def test_the_readme_and_the_pages_have_their_examples() -> None:
     names = {page.name for page in PROGRAMS}
     assert {"README.md", "docs/getting-started.md"} <= names
+    assert set(EXPECTED_OUTPUT) <= names, "a page named in EXPECTED_OUTPUT has no program"
     assert len(PROGRAMS) >= 10
 
 
