@@ -1,4 +1,7 @@
-"""The code stays ruff clean, formatted, and pyright strict clean (library and tests)."""
+"""The code stays ruff clean, formatted, and pyright strict clean (library and tests).
+
+The docs' and the README's snippets are checked in tests/docs/test_snippets.py.
+"""
 
 import shutil
 import subprocess
@@ -34,20 +37,3 @@ def test_pyright_strict() -> None:
     result = run(tool("pyright"))
     assert result.returncode == 0, result.stdout[-20_000:] + result.stderr[-5_000:]
     assert "0 errors" in result.stdout
-
-
-def test_readme_examples_are_pyright_strict_clean() -> None:
-    import re
-
-    blocks = re.findall(
-        r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S
-    )
-    snippet = ROOT / "tests" / "_readme_snippets.py"  # pyright skips dot-files
-    # Each block stands alone in the README, so imports repeat across blocks.
-    header = "# pyright: reportDuplicateImport=false\n"
-    snippet.write_text(header + "\n\n".join(blocks), encoding="utf-8")
-    try:
-        result = run(tool("pyright"), str(snippet))
-    finally:
-        snippet.unlink()
-    assert result.returncode == 0, result.stdout[-10_000:] + result.stderr[-2_000:]
