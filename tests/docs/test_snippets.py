@@ -37,7 +37,7 @@ EXPECTED_OUTPUT = {
     ],
     "docs/concepts/request.md": [
         "1 get_weather\n",
-        "$.tool: unknown request field \"tool\" (expected messages, tools, parameters)\n",
+        '$.tool: unknown request field "tool" (expected messages, tools, parameters)\n',
         '$.parameters.toolChoice: "required" needs at least one tool in "tools"\n',
         "$.parameters.maxOutputTokens: expected a positive integer, got the number 0\n",
     ],
@@ -46,7 +46,7 @@ EXPECTED_OUTPUT = {
         "finish, output tokens: 2\n",
         "got start\n",
         "1 text-delta\n",
-        "event #1 (text-delta): text-delta for part id \"t1\", which was never started",
+        'event #1 (text-delta): text-delta for part id "t1", which was never started',
     ],
     "docs/concepts/stopping.md": [
         'signal: AbortSignal(aborted=True, reason="the consumer\'s read was cancelled")\n',
