@@ -16,7 +16,7 @@ from functools import cache
 from .._errors import ConfigurationError
 from .._types import Message
 from ._detector import Detector, Finding, PatternDetector, check_label
-from ._pii import CARD, EMAIL, IPV4, IPV6, SSN, CardDetector, PhoneDetector
+from ._pii import CARD, EMAIL, IPV4, IPV6, SSN, CardDetector, EmailDetector, PhoneDetector
 from ._redact_parts import redact_message_strings, strings_of
 from ._secrets import (
     ANTHROPIC_KEY,
@@ -46,7 +46,7 @@ __all__ = [
 # touches one is dropped), which makes redaction idempotent whatever the detectors.
 PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9_]{0,39})_([1-9][0-9]{0,9})\]")
 
-_BUILT_IN = (PatternDetector, PhoneDetector, CardDetector, PrivateKeyDetector)
+_BUILT_IN = (PatternDetector, CardDetector, EmailDetector, PhoneDetector, PrivateKeyDetector)
 
 
 def default_detectors(*, phone_regions: tuple[str, ...] = ("US",)) -> tuple[Detector, ...]:
@@ -101,9 +101,11 @@ class Redactor:
     def __init__(self, detectors: Iterable[Detector] | None = None) -> None:
         chosen = default_detectors() if detectors is None else tuple(detectors)
         for detector in chosen:
-            if not callable(getattr(detector, "find", None)):
+            if not callable(getattr(detector, "find", None)) or not isinstance(
+                getattr(detector, "name", None), str
+            ):
                 raise ConfigurationError(
-                    "detectors", detector, "detectors with a find(text) method"
+                    "detectors", detector, "detectors: a name and a find(text) method"
                 )
         self._detectors = chosen
         # Built-in detectors are trusted to report well-formed findings; others are

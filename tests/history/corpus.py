@@ -16,6 +16,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from ai_chat.history import Redactor
 
@@ -43,9 +44,9 @@ class Sample:
 def _pairs(raw: object) -> tuple[Pair, ...]:
     assert isinstance(raw, list)
     pairs: list[Pair] = []
-    for item in raw:  # pyright: ignore[reportUnknownVariableType]
-        assert isinstance(item, list) and len(item) == 2  # pyright: ignore[reportUnknownArgumentType]
-        label, value = item  # pyright: ignore[reportUnknownVariableType]
+    for item in cast("list[object]", raw):
+        assert isinstance(item, list)
+        label, value = cast("list[object]", item)
         assert isinstance(label, str) and isinstance(value, str)
         pairs.append((label, value))
     return tuple(sorted(pairs))
@@ -55,11 +56,11 @@ def load() -> list[Sample]:
     samples: list[Sample] = []
     for path in sorted(CORPUS.glob("*.jsonl")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            entry = json.loads(line)
+            entry = cast("dict[str, object]", json.loads(line))
             assert isinstance(entry, dict)
             where = f"{path.name}:{number}"
-            actual = entry.get("actual")  # pyright: ignore[reportUnknownMemberType]
-            reason = entry.get("reason")  # pyright: ignore[reportUnknownMemberType]
+            actual = entry.get("actual")
+            reason = entry.get("reason")
             assert (actual is None) == (reason is None), f"{where}: actual needs a reason"
             text = entry["text"]
             assert isinstance(text, str)
@@ -77,7 +78,9 @@ def load() -> list[Sample]:
 
 def found(redactor: Redactor, text: str) -> tuple[Pair, ...]:
     return tuple(
-        sorted((finding.label, text[finding.start : finding.end]) for finding in redactor.find(text))
+        sorted(
+            (finding.label, text[finding.start : finding.end]) for finding in redactor.find(text)
+        )
     )
 
 
