@@ -181,7 +181,7 @@ _NANP = re.compile(
 _NATIONAL = re.compile(
     _BOUNDARY + r"(?:\([0-9]{2,5}\)|[0-9]{2,5})(?:[ .\-/]?[0-9]{2,8}){1,4}+" + _END
 )
-_GROUP = re.compile(r"[0-9]+")
+_GROUP = re.compile(r"[0-9]{1,64}")
 
 # phonenumbers is imported where it is used, so that `import ai_chat.history` does not
 # load libphonenumber's metadata (about 80 ms) until a text is scanned for phones.

@@ -142,7 +142,7 @@ JWT = PatternDetector("jwt", "JWT", _JWT, _jwt, hints=("eyJ",))
 BEARER_TOKEN = PatternDetector(
     "bearer_token",
     "BEARER_TOKEN",
-    re.compile(r"(?<![\w-])(?i:bearer)[ \t]{1,8}+(?P<token>[A-Za-z0-9\-._~+/]{16,4096}+=*+)"),
+    re.compile(r"(?<![\w-])(?i:bearer)[ \t]{1,8}+(?P<token>[A-Za-z0-9\-._~+/]{16,4096}+={0,2}+)"),
     lambda match: match.group("token") if _mixed(match.group("token")) else None,
     hints=("earer", "EARER"),
     group=1,
