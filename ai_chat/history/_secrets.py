@@ -176,7 +176,8 @@ _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]{1,16} ){0,3})PRIVATE KEY( BLOC
 # Lines of base64 (also with the "\\n" escapes of a key pasted from JSON): prose after a
 # truncated key is not taken with it.
 _PEM_BODY = re.compile(
-    r"(?:(?:[ \t]*+(?:\r?\n|\\n)){1,64}+[ \t]*+[A-Za-z0-9+/=]{1,128}+(?=[ \t]*+(?:\r?\n|\\n|\Z))){0,2048}+"
+    r"(?:(?:[ \t]{0,64}+(?:\r?\n|\\n)){1,64}+[ \t]{0,64}+[A-Za-z0-9+/=]{1,128}+"
+    r"(?=[ \t]{0,64}+(?:\r?\n|\\n|\Z))){0,2048}+"
 )
 _PEM_REACH = 65536  # a 16,384-bit RSA key is about 12,000 characters of PEM
 
