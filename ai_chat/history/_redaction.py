@@ -42,10 +42,13 @@ __all__ = [
     "redact_text",
 ]
 
-# What a placeholder looks like. Text of this shape is never redacted (a finding that
-# touches one is dropped), which makes redaction idempotent whatever the detectors.
+# What a placeholder looks like. A finding that overlaps one, or is glued to one with no
+# character between them, is dropped: redacting again cannot find what the first pass
+# could not see (a value glued to a replaced one was not a value of its own), so
+# redaction is idempotent whatever the detectors.
 PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9_]{0,39})_([1-9][0-9]{0,9})\]")
 
+_MAX_PASSES = 8
 _BUILT_IN = (PatternDetector, CardDetector, EmailDetector, PhoneDetector, PrivateKeyDetector)
 
 
@@ -145,10 +148,10 @@ class Redactor:
         for start, _, _, finding in found:
             if start < reached:
                 continue
-            while next_taken < len(taken) and taken[next_taken][1] <= start:
+            while next_taken < len(taken) and taken[next_taken][1] < start:
                 next_taken += 1
-            if next_taken < len(taken) and taken[next_taken][0] < finding.end:
-                continue  # touches a placeholder
+            if next_taken < len(taken) and taken[next_taken][0] <= finding.end:
+                continue  # overlaps a placeholder, or is glued to one
             kept.append(finding)
             reached = finding.end
         return tuple(kept)
@@ -262,9 +265,20 @@ class RedactionSession:
                 following[label] = number + 1
 
     def _replace(self, text: str) -> str:
-        findings = self._redactor.find(text)
-        if not findings:
-            return text
+        # A candidate can hide another: a detector's regex consumes text that another
+        # detector's finding wins, and what it hid shows once that finding is a
+        # placeholder. So the scan repeats on its own output until nothing is found:
+        # the result is a fixed point (redacting it again changes nothing). Ordinary
+        # text needs one extra scan of the strings that had findings; the cap bounds
+        # crafted input.
+        for _ in range(_MAX_PASSES):
+            findings = self._redactor.find(text)
+            if not findings:
+                return text
+            text = self._substitute(text, findings)
+        return text
+
+    def _substitute(self, text: str, findings: tuple[Finding, ...]) -> str:
         numbers, following = self._numbers, self._next
         pieces: list[str] = []
         position = 0
