@@ -16,7 +16,8 @@ from functools import cache
 from .._errors import ConfigurationError
 from .._types import Message
 from ._detector import Detector, Finding, PatternDetector, check_label
-from ._pii import CARD, EMAIL, IPV4, IPV6, SSN, CardDetector, EmailDetector, PhoneDetector
+from ._phones import PhoneDetector
+from ._pii import CARD, EMAIL, IPV4, IPV6, SSN, CardDetector, EmailDetector
 from ._redact_parts import redact_message_strings, strings_of
 from ._secrets import (
     ANTHROPIC_KEY,

@@ -18,7 +18,15 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from ai_chat.history import Redactor, _detector, _pii, _redaction, _secrets, default_detectors  # pyright: ignore[reportPrivateUsage]
+from ai_chat.history import (
+    Redactor,
+    _detector,  # pyright: ignore[reportPrivateUsage]
+    _phones,
+    _pii,
+    _redaction,  # pyright: ignore[reportPrivateUsage]
+    _secrets,
+    default_detectors,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +41,7 @@ def built_in_patterns() -> Iterator[re.Pattern[str]]:
     for detector in default_detectors():
         if isinstance(detector, _detector.PatternDetector):
             yield detector.pattern
-    for module in (_pii, _secrets, _redaction):
+    for module in (_phones, _pii, _secrets, _redaction):
         for value in vars(module).values():
             if isinstance(value, re.Pattern):
                 yield cast("re.Pattern[str]", value)
@@ -127,9 +135,9 @@ async def test_hostile_text_is_redacted_within_a_wide_bound(name: str) -> None:
 
 
 def validations(text: str) -> int:
-    _pii._phone_key.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    _phones._phone_key.cache_clear()  # pyright: ignore[reportPrivateUsage]
     REDACTOR.redact_text(text)
-    return _pii._phone_key.cache_info().misses  # pyright: ignore[reportPrivateUsage]
+    return _phones._phone_key.cache_info().misses  # pyright: ignore[reportPrivateUsage]
 
 
 def test_numeric_tool_output_costs_no_phone_validation() -> None:
