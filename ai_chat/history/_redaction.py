@@ -126,7 +126,10 @@ class Redactor:
         return RedactionSession(self)
 
     def find(self, text: str) -> tuple[Finding, ...]:
-        """What would be redacted in ``text``: non-overlapping findings, in order.
+        """What one scan would redact in ``text``: non-overlapping findings, in order.
+
+        None overlaps a placeholder already in ``text`` or is glued to one (see
+        ``PLACEHOLDER``). Redacting scans again until this is empty.
 
         Raises:
             ConfigurationError: a custom detector reported a finding outside the text,
@@ -249,11 +252,13 @@ class RedactionSession:
                 it.
             ConfigurationError: a custom detector reported a malformed finding.
         """
-        for text in strings_of(messages):
+        # Read twice (placeholders reserved first), so an iterator is taken whole once.
+        items = messages if isinstance(messages, list | tuple) else tuple(messages)
+        for text in strings_of(items):
             self._reserve(text)
         return tuple(
             redact_message_strings(message, index, self._replace)
-            for index, message in enumerate(messages)
+            for index, message in enumerate(items)
         )
 
     def _reserve(self, text: str) -> None:

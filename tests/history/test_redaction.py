@@ -436,6 +436,11 @@ def test_the_input_is_not_changed_and_nothing_is_copied_needlessly() -> None:
     assert redact_messages(quiet) == quiet
 
 
+def test_an_iterator_of_messages_is_read_whole() -> None:
+    messages = history()
+    assert redact_messages(iter(messages)) == redact_messages(messages)  # pyright: ignore[reportArgumentType]
+
+
 def test_deeply_nested_tool_input_does_not_exhaust_the_stack() -> None:
     depth = 20_000
     value: object = "bob@example.com"
