@@ -3,17 +3,10 @@
 google-genai has no raw streaming-response API like openai's and anthropic's
 ``with_streaming_response``, and its own stream does not release the connection on
 ``aclose()`` (its generators form a reference cycle; measured in the provider notes).
-So the adapter goes one level down, to the SDK's API client, the layer every
-``client.aio.models`` call goes through: ``_build_request`` builds the URL (base URL, API
-version, Vertex AI project and location), the headers (``x-goog-api-key``, the SDK's
-version headers, ``http_options.headers``), the timeout and the body (``extra_body``
-merged); ``_async_request(..., stream=True)`` authenticates (Vertex AI credentials),
-applies ``http_options.retry_options``, sends, and checks the status (raising the SDK's
-``ClientError``/``ServerError``), and returns the SDK's wrapper around the open
-``httpx2.Response``. ai_chat then reads that body with its bounded SSE decoder and closes
-the response itself on every way out. These are private SDK methods: the google-genai
-versions the ``gemini`` extra allows are tested against them, and
-:func:`_api_client` checks that they are there.
+So the adapter goes one level down, to the SDK's API client: the SDK builds, authenticates,
+sends and checks the request, and ai_chat reads the open ``httpx2.Response`` with its
+bounded SSE decoder and closes it itself on every way out. Those are private SDK
+methods, all called through :mod:`._sdk_shim`.
 
 The response must be an ``httpx2`` one, which the adapter can read on any anyio backend
 and close: the SDK's aiohttp transport (used whenever aiohttp is importable) and its
@@ -27,15 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, ClassVar, Final, cast
+from typing import Any, ClassVar, cast
 
 import anyio
 import httpx2
 from google import genai
 from google.auth.exceptions import GoogleAuthError
-from google.genai import _transformers
 from google.genai import types as genai_types
-from google.genai._api_client import BaseApiClient
 
 from ..._errors import ConfigurationError, ProviderError, ValidationError
 from ..._types import ChatRequest
@@ -44,14 +35,9 @@ from .._base.sdk import SDKAdapter, StreamMapper
 from ._errors import TRANSLATED, provider_error
 from ._events import GenerateContentMapper
 from ._request import PROVIDER, generate_content_body
+from ._sdk_shim import api_client, build_request, client_arguments, model_path, send
 
 __all__ = ["GeminiChatAdapter"]
-
-_HTTPX2_CLIENT: Final = (
-    "genai.Client(..., http_options=types.HttpOptions("
-    "httpx_async_client=httpx2.AsyncClient())) "
-    "(close that httpx2 client yourself)"
-)
 
 
 class GeminiChatAdapter(SDKAdapter[Any]):
@@ -132,7 +118,7 @@ class GeminiChatAdapter(SDKAdapter[Any]):
         self._http: httpx2.AsyncClient | None = None  # the transports of an owned client
         self._http_sync: httpx2.Client | None = None
         self._adopt(client, settings, genai.Client, lambda: self._create(settings))
-        self._api = _api_client(self._client)
+        self._api = api_client(self._client)
 
     @property
     def client(self) -> genai.Client:
@@ -196,12 +182,7 @@ class GeminiChatAdapter(SDKAdapter[Any]):
             )
             vertexai = flag.lower() in ("true", "1")
         try:
-            sync_args, async_args = BaseApiClient._ensure_httpx_ssl_ctx(  # pyright: ignore[reportPrivateUsage]
-                options,
-                vertexai=bool(vertexai),
-                client_cls=httpx2.Client,
-                async_client_cls=httpx2.AsyncClient,
-            )
+            sync_args, async_args = client_arguments(options, vertexai=bool(vertexai))
             async_args.setdefault("follow_redirects", True)  # as the SDK's own clients
             self._http = httpx2.AsyncClient(**async_args)
             update: dict[str, object] = {"httpx_async_client": self._http}
@@ -223,13 +204,13 @@ class GeminiChatAdapter(SDKAdapter[Any]):
         model, body = generate_content_body(request, model=self._model, parameters=parameters)
         api = self._api
         try:
-            path = f"{_transformers.t_model(api, model)}:streamGenerateContent?alt=sse"
+            path = f"{model_path(api, model)}:streamGenerateContent?alt=sse"
         except ValueError as exc:
             raise ValidationError(
                 "$.parameters.model", f"not a model name the Gemini API takes ({exc})"
             ) from exc
         try:
-            http_request = api._build_request("post", path, body, None)
+            http_request = build_request(api, path, body)
         except ValueError as exc:  # an ephemeral token, a client without a base URL...
             raise ConfigurationError(
                 "client", self._client, f"a client the SDK can build this request with ({exc})"
@@ -243,39 +224,9 @@ class GeminiChatAdapter(SDKAdapter[Any]):
 @asynccontextmanager
 async def _send(api: Any, http_request: Any) -> AsyncGenerator[httpx2.Response]:
     """Send through the SDK (auth, retries, status check); yield the open response."""
-    sent = await api._async_request(http_request=http_request, http_options=None, stream=True)
-    http = sent.response_stream
-    if not isinstance(http, httpx2.Response):  # the transport was checked at construction
-        raise TypeError(f"google-genai answered with a {type(http).__name__}, not httpx2")
+    http = await send(api, http_request)
     try:
         yield http
     finally:
         with anyio.move_on_after(CLOSE_SECONDS, shield=True):
             await http.aclose()  # already closed by the skeleton's release(): a no-op
-
-
-def _api_client(client: object) -> Any:
-    """The SDK's API client behind ``client``, checked for what the adapter uses."""
-    api = getattr(client, "_api_client", None)
-    if api is None or not all(
-        callable(getattr(api, name, None))
-        for name in ("_build_request", "_async_request", "_use_aiohttp")
-    ):
-        raise ConfigurationError(
-            "client",
-            client,
-            "a google-genai version the gemini extra supports (its API client changed)",
-        )
-    transport = getattr(api, "_async_httpx_client", None)
-    if (
-        api._use_aiohttp()
-        or not isinstance(transport, httpx2.AsyncClient)
-        or getattr(transport, "_per_loop", False)
-    ):
-        raise ConfigurationError(
-            "client",
-            client,
-            "a genai.Client with an httpx2 async transport the adapter can read and close "
-            f"on any anyio backend: {_HTTPX2_CLIENT}",
-        )
-    return api
