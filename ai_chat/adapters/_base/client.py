@@ -1,51 +1,82 @@
-"""What the adapters share: a client they may own, and its closing."""
+"""The one helper base of the adapters: a client the adapter may own, and closing it."""
 
 from __future__ import annotations
 
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Generic, Self, TypeVar
 
-from ..._closing import AsyncClosing
+from ..._errors import ConfigurationError
 
-__all__ = ["ClientOwner", "Closable", "OwnedClient"]
+__all__ = ["ClientAdapter"]
 
+ClientT = TypeVar("ClientT")
 
-class Closable(Protocol):
-    async def close(self) -> None: ...
-
-
-_Client = TypeVar("_Client", bound=Closable)
+_NO_SETTINGS: Mapping[str, object] = {}
 
 
-class ClientOwner(AsyncClosing):
-    """``aclose()`` and ``async with`` for an adapter that may own its client: the
-    client is closed (by :meth:`_close_client`) only if the adapter created it."""
+class ClientAdapter(Generic[ClientT]):
+    """The client an adapter sends through, which it closes only if it created it.
 
+    Being an adapter needs no base class (:class:`~ai_chat.AIChatAdapter` is a protocol:
+    a ``stream`` method); this is the only one the adapters have, and it holds the
+    ownership rule: a caller's client stays the caller's, one the adapter created is
+    closed by :meth:`aclose` or by leaving ``async with``. A subclass calls
+    :meth:`_adopt` once, in its constructor.
+    """
+
+    _client: ClientT
     _owns_client: bool
+    _close_client: Callable[[ClientT], Awaitable[object]]
 
-    async def _close_client(self) -> None:
-        raise NotImplementedError
+    @property
+    def client(self) -> ClientT:
+        """The client requests go through."""
+        return self._client
+
+    def _adopt(
+        self,
+        client: object,
+        kind: type[ClientT],
+        create: Callable[[], ClientT],
+        close: Callable[[ClientT], Awaitable[object]],
+        *,
+        settings: Mapping[str, object] = _NO_SETTINGS,
+        expected: str | None = None,
+    ) -> None:
+        """Keep the caller's ``client`` (checked to be a ``kind``), or, when it is ``None``,
+        ``create`` one (from ``settings``) and own it: :meth:`aclose` then awaits
+        ``close(client)``.
+
+        Raises:
+            ConfigurationError: ``client`` is not a ``kind`` (``expected`` describes one:
+                by default "a <kind> client"), or ``settings`` were given with a client;
+                whatever ``create`` raises for settings the client refuses.
+        """
+        if client is None:
+            self._client = create()
+            self._owns_client = True
+            self._close_client = close
+            return
+        if not isinstance(client, kind):
+            wanted = expected or f"a {kind.__name__} client"
+            raise ConfigurationError("client", client, f"{wanted} (or None to create one)")
+        if settings:
+            raise ConfigurationError(
+                "settings",
+                sorted(settings),
+                "no client settings when a client is passed (configure that client)",
+            )
+        self._client = client
+        self._owns_client = False
+        self._close_client = close
 
     async def aclose(self) -> None:
         """Close the client if the adapter created it; a caller's client is left open."""
         if self._owns_client:
-            await self._close_client()
+            await self._close_client(self._client)
 
+    async def __aenter__(self) -> Self:
+        return self
 
-class OwnedClient(ClientOwner, Generic[_Client]):
-    """An adapter's SDK client and default model; closes the client only if it owns it."""
-
-    _client: _Client
-    _model: str
-
-    @property
-    def client(self) -> _Client:
-        """The SDK client requests go through."""
-        return self._client
-
-    @property
-    def model(self) -> str:
-        """The default model."""
-        return self._model
-
-    async def _close_client(self) -> None:
-        await self._client.close()
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

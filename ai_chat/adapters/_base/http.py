@@ -8,7 +8,9 @@ import time
 from collections.abc import Mapping
 from typing import Final, cast
 
-__all__ = ["MAX_DETAIL_CHARS", "merge_parameters", "retry_after", "shorten"]
+from ..._errors import ProviderError
+
+__all__ = ["MAX_DETAIL_CHARS", "merge_parameters", "retry_after", "shorten", "status_error"]
 
 MAX_DETAIL_CHARS: Final = 500
 
@@ -72,3 +74,35 @@ def merge_parameters(
             combined[provider] = {**options[provider], **override[provider]}
         merged["providerOptions"] = combined
     return merged
+
+
+def status_error(
+    provider: str,
+    status: int | None,
+    message: object,
+    fallback: str,
+    hints: Mapping[int, str],
+    *,
+    error_type: object,
+    request_id: str | None,
+    retry_after: float | None,
+) -> ProviderError:
+    """The :class:`~ai_chat.ProviderError` for an error status: the provider's ``message``
+    (``fallback`` when it gave none), then what to do about the status (``hints``, or a
+    general hint for a 5xx or anything else). ``error_type`` is kept when it is a
+    non-empty string."""
+    if not isinstance(message, str) or not message:
+        message = fallback
+    hint = (hints.get(status) if status is not None else None) or (
+        "the provider failed; retry later"
+        if status is not None and status >= 500
+        else "the request failed"
+    )
+    return ProviderError(
+        provider,
+        shorten(f"{message} ({hint})"),
+        status=status,
+        error_type=error_type if isinstance(error_type, str) and error_type else None,
+        request_id=request_id,
+        retry_after=retry_after,
+    )

@@ -1,43 +1,55 @@
 """The skeleton every SDK-based provider adapter shares: the SDK sends, ai_chat decodes.
 
-A provider adapter subclasses :class:`SDKAdapter` and supplies the provider's parts:
+A provider adapter (a :class:`~.client.ClientAdapter` over its SDK's client) supplies the
+provider's parts and calls :func:`stream_answer` from its ``stream`` method:
 
-* ``_open(request, parameters)`` builds the provider's request body (raising
+* an ``open`` function that builds the provider's request body (raising
   :class:`~ai_chat.ValidationError` for input the provider cannot express, before any
   I/O) and returns an async context manager that sends it through the SDK and yields the
   streaming ``httpx2.Response`` once the SDK has checked the status, plus a fresh
   :class:`StreamMapper` for the answer;
-* ``_provider_error(exc, request_id)`` turns an SDK or transport exception into
-  :class:`~ai_chat.ProviderError` (the exception classes listed in ``_translated``).
+* a :class:`Provider`: its name, the header carrying its request id, and how its SDK's
+  and transport's exceptions become :class:`~ai_chat.ProviderError`.
 
-The skeleton owns what is the same everywhere: the defaults, the client checks and
-ownership, the bounded SSE decoding, the hand-over of events in batches, the drain after
-the terminal event, the release of the response on every way out, and the translation of
-failures. Imported only by the provider modules, which need their SDK (and so httpx2).
+The skeleton owns what is the same everywhere: the checks of the model and the default
+parameters (:func:`check_model`, :func:`check_defaults`), the bounded SSE decoding, the
+hand-over of events in batches, the drain after the terminal event, the release of the
+response on every way out, and the translation of failures. Imported only by the
+provider modules, which need their SDK (and so httpx2).
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, ClassVar, Protocol, TypeVar, cast
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, TypeAlias, cast
 
 import httpx2
 
-from ..._adapter import AbortSignal
 from ..._errors import ConfigurationError, LimitExceededError, ProviderError, ValidationError
 from ..._request import snapshot_request
 from ..._sse import SSEDecoder
 from ..._types import ChatRequest
 from ...limits import FrozenDict, JSONLimits, freeze_json
-from .client import Closable, OwnedClient
 from .http import merge_parameters
-from .response import drain, release
+from .response import TransportErrors, drain, release
+from .stream_mapping import Event
 
-__all__ = ["Event", "SDKAdapter", "StreamMapper", "sdk_response"]
+__all__ = [
+    "HTTPX2",
+    "Event",
+    "Opening",
+    "Provider",
+    "StreamMapper",
+    "check_defaults",
+    "check_model",
+    "sdk_response",
+    "stream_answer",
+]
 
-Event = dict[str, Any]
+HTTPX2: Final = TransportErrors.of(httpx2)
+"""httpx2's exception classes, the transport every provider SDK here sends through."""
 
 
 class StreamMapper(Protocol):
@@ -59,6 +71,26 @@ class StreamMapper(Protocol):
         ...
 
 
+Opening: TypeAlias = tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]
+"""A request on its way (not yet entered) and the mapper for its answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """What the skeleton needs to know of one provider.
+
+    ``name`` names it in errors and under ``providerOptions``; ``request_id_header`` is
+    the response header carrying its request id; ``error(exc, request_id)`` turns each
+    exception of the ``translated`` classes into :class:`~ai_chat.ProviderError`
+    (anything else is a bug and stays itself).
+    """
+
+    name: str
+    request_id_header: str
+    translated: tuple[type[BaseException], ...]
+    error: Callable[[Any, str | None], ProviderError]
+
+
 @asynccontextmanager
 async def sdk_response(
     opening: AbstractAsyncContextManager[Any],
@@ -68,128 +100,91 @@ async def sdk_response(
         yield cast(httpx2.Response, response.http_response)
 
 
-ClientT = TypeVar("ClientT", bound=Closable)
+def check_model(model: object) -> str:
+    """The default model: a non-empty ``str``, or :class:`~ai_chat.ConfigurationError`."""
+    if type(model) is not str or not model:
+        raise ConfigurationError("model", model, "a non-empty model name")
+    return model
 
 
-class SDKAdapter(OwnedClient[ClientT]):
-    """An adapter whose provider SDK sends the request and whose body ai_chat decodes."""
+def check_defaults(
+    parameters: Mapping[str, object] | None,
+    api: str,
+    check: Callable[[ChatRequest], object],
+) -> Mapping[str, object]:
+    """Default parameters, validated once as a request's would be, then by ``check`` (the
+    provider's body builder for a request carrying them); frozen.
 
-    provider: ClassVar[str]
-    # The response header carrying the provider's request id.
-    _request_id_header: ClassVar[str]
-    # What _provider_error translates; anything else is a bug and stays itself.
-    _translated: ClassVar[tuple[type[BaseException], ...]]
-
-    _defaults: Mapping[str, object]
-
-    @abstractmethod
-    def _open(
-        self, request: ChatRequest, parameters: Mapping[str, object]
-    ) -> tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]:
-        """The request on its way (not yet entered) and the mapper for its answer."""
-
-    @abstractmethod
-    def _provider_error(self, exc: BaseException, request_id: str | None) -> ProviderError:
-        """The :class:`~ai_chat.ProviderError` for a translated exception."""
-
-    def _check_model(self, model: object) -> None:
-        if type(model) is not str or not model:
-            raise ConfigurationError("model", model, "a non-empty model name")
-        self._model = model
-
-    def _adopt(
-        self,
-        client: object,
-        settings: Mapping[str, object],
-        kind: type[ClientT],
-        create: Callable[[], ClientT],
-    ) -> None:
-        """Keep the caller's ``client`` (checked), or create one from ``settings`` and own it.
-
-        ``create`` raises :class:`~ai_chat.ConfigurationError` for settings the SDK refuses.
-        """
-        if client is None:
-            self._client = create()
-            self._owns_client = True
-            return
-        if not isinstance(client, kind):
-            raise ConfigurationError(
-                "client",
-                client,
-                f"a {kind.__name__} client (or None to create one)",
+    Raises:
+        ConfigurationError: they are not request parameters ``api`` accepts (or name a
+            ``toolChoice``, which depends on each request's tools).
+    """
+    if parameters is None:
+        return FrozenDict()
+    try:
+        frozen = freeze_json(parameters, root="parameters")
+        if type(frozen) is not FrozenDict:
+            raise ValidationError("parameters", "expected an object of request parameters")
+        if "toolChoice" in frozen:
+            raise ValidationError(
+                "parameters.toolChoice",
+                "not a default: it depends on each request's tools; set it per request",
             )
-        if settings:
-            raise ConfigurationError(
-                "settings",
-                sorted(settings),
-                "no client settings when a client is passed (configure that client)",
-            )
-        self._client = client
-        self._owns_client = False
+        shell: dict[str, object] = {"messages": [], "parameters": frozen}
+        check(snapshot_request(shell, JSONLimits()))
+    except (ValidationError, LimitExceededError) as exc:
+        raise ConfigurationError(
+            "parameters", parameters, f"request parameters {api} accepts ({exc})"
+        ) from exc
+    return cast("Mapping[str, object]", frozen)
 
-    def _set_defaults(
-        self,
-        parameters: Mapping[str, object] | None,
-        api: str,
-        check: Callable[[ChatRequest], object],
-    ) -> None:
-        """Validate default parameters once, as a request's would be, then by ``check``
-        (the provider's body builder for a request carrying them)."""
-        if parameters is None:
-            self._defaults = FrozenDict()
-            return
-        try:
-            frozen = freeze_json(parameters, root="parameters")
-            if type(frozen) is not FrozenDict:
-                raise ValidationError("parameters", "expected an object of request parameters")
-            if "toolChoice" in frozen:
-                raise ValidationError(
-                    "parameters.toolChoice",
-                    "not a default: it depends on each request's tools; set it per request",
-                )
-            shell: dict[str, object] = {"messages": [], "parameters": frozen}
-            check(snapshot_request(shell, JSONLimits()))
-        except (ValidationError, LimitExceededError) as exc:
-            raise ConfigurationError(
-                "parameters", parameters, f"request parameters {api} accepts ({exc})"
-            ) from exc
-        self._defaults = cast("Mapping[str, object]", frozen)
 
-    async def stream(
-        self, request: ChatRequest, signal: AbortSignal
-    ) -> AsyncIterator[Mapping[str, object]]:
-        """Stream one answer to ``request`` (see the class docstring for what it raises)."""
-        parameters = merge_parameters(self._defaults, request["parameters"], self.provider)
-        opening, mapper = self._open(request, parameters)
-        events: list[Event] = []
-        try:
-            async with opening as http:
-                mapper.request_id = http.headers.get(self._request_id_header)
-                chunks = http.aiter_bytes()
-                try:
-                    decoder = SSEDecoder()
-                    async for chunk in chunks:
-                        for sse in decoder.feed(chunk):
-                            mapper.feed(sse.event, sse.data, events)
-                            if mapper.done:
-                                break
+async def stream_answer(
+    provider: Provider,
+    defaults: Mapping[str, object],
+    open_answer: Callable[[ChatRequest, Mapping[str, object]], Opening],
+    request: ChatRequest,
+) -> AsyncGenerator[Event]:
+    """Stream one answer to ``request``: ``open_answer(request, parameters)`` (the
+    request's parameters over ``defaults``) sends it, and the SSE body is decoded and
+    mapped here. However the stream stops, the HTTP response is closed at once.
+
+    Raises what ``open_answer`` raises before any I/O, :class:`~ai_chat.ProviderError`
+    (``provider.error``) for the translated exceptions, what the mapper raises (a
+    truncated answer, an error inside the stream), and the SSE decoder's
+    :class:`~ai_chat.StreamFormatError` and :class:`~ai_chat.LimitExceededError`.
+    """
+    parameters = merge_parameters(defaults, request["parameters"], provider.name)
+    opening, mapper = open_answer(request, parameters)
+    events: list[Event] = []
+    try:
+        async with opening as http:
+            mapper.request_id = http.headers.get(provider.request_id_header)
+            chunks = http.aiter_bytes()
+            try:
+                decoder = SSEDecoder()
+                async for chunk in chunks:
+                    for sse in decoder.feed(chunk):
+                        mapper.feed(sse.event, sse.data, events)
                         if mapper.done:
                             break
-                        if events:
-                            for event in events:
-                                yield event
-                            events.clear()
-                    else:
-                        for sse in decoder.close():
-                            mapper.feed(sse.event, sse.data, events)
-                            if mapper.done:
-                                break
                     if mapper.done:
-                        await drain(chunks)
-                finally:
-                    await release(chunks, http)
-        except self._translated as exc:
-            raise self._provider_error(exc, mapper.request_id) from exc
-        mapper.finish(events)
-        for event in events:
-            yield event
+                        break
+                    if events:
+                        for event in events:
+                            yield event
+                        events.clear()
+                else:
+                    for sse in decoder.close():
+                        mapper.feed(sse.event, sse.data, events)
+                        if mapper.done:
+                            break
+                if mapper.done:
+                    await drain(chunks, HTTPX2)
+            finally:
+                await release(http, chunks)
+    except provider.translated as exc:
+        raise provider.error(exc, mapper.request_id) from exc
+    mapper.finish(events)
+    for event in events:
+        yield event

@@ -15,6 +15,7 @@ from typing import Any, TypeAlias, cast
 
 from ..._errors import LimitExceededError, ProviderError, ValidationError
 from ...limits import freeze_json
+from ...limits._parse import reject_constant
 
 __all__ = [
     "Event",
@@ -24,7 +25,6 @@ __all__ = [
     "finish_events",
     "malformed_line",
     "openai_usage",
-    "reject_constant",
     "tool_input",
     "tool_input_available",
     "tool_input_error",
@@ -81,11 +81,6 @@ def count(mapped: dict[str, int], name: str, value: object) -> None:
     """Set ``mapped[name]`` to ``value`` when it is a token count (a non-negative int)."""
     if type(value) is int and value >= 0:
         mapped[name] = value
-
-
-def reject_constant(name: str) -> object:
-    """A ``parse_constant`` for :func:`json.loads` that refuses NaN and Infinity."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def tool_input_error(call_id: str, name: str, text: str, error_text: str) -> Event:

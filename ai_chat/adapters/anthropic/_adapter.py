@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
-from typing import Any, ClassVar, cast
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar, Final, cast
 
 import anthropic
-import httpx2
 
-from ..._errors import ConfigurationError, ProviderError
+from ..._adapter import AbortSignal
+from ..._errors import ConfigurationError
 from ..._types import ChatRequest
-from .._base.sdk import SDKAdapter, StreamMapper, sdk_response
+from .._base.client import ClientAdapter
+from .._base.sdk import Opening, Provider, check_defaults, check_model, sdk_response, stream_answer
 from ._errors import PROVIDER, TRANSLATED, provider_error
 from ._events import MessagesEventMapper
 from ._request import ReasoningParts, messages_body
 
 __all__ = ["AnthropicChatAdapter"]
 
+_ANTHROPIC: Final = Provider(PROVIDER, "request-id", TRANSLATED, provider_error)
 
-class AnthropicChatAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
+
+class AnthropicChatAdapter(ClientAdapter[anthropic.AsyncAnthropic]):
     """Streams answers from Anthropic's Messages API.
 
     The official ``anthropic`` SDK builds, authenticates and sends the request and checks
@@ -66,8 +68,6 @@ class AnthropicChatAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     """
 
     provider: ClassVar[str] = PROVIDER
-    _request_id_header: ClassVar[str] = "request-id"
-    _translated: ClassVar[tuple[type[BaseException], ...]] = TRANSLATED
 
     def __init__(
         self,
@@ -78,26 +78,41 @@ class AnthropicChatAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
         reasoning_parts: ReasoningParts = "error",
         **settings: Any,
     ) -> None:
-        self._check_model(model)
+        self._model = check_model(model)
         if reasoning_parts not in ("error", "omit"):
             raise ConfigurationError("reasoning_parts", reasoning_parts, '"error" or "omit"')
         self._reasoning_parts: ReasoningParts = reasoning_parts
-        self._set_defaults(
+        self._defaults = check_defaults(
             parameters,
             "Anthropic Messages",
             lambda request: messages_body(
                 request, model="-", parameters=request["parameters"], reasoning_parts="error"
             ),
         )
-        self._adopt(client, settings, anthropic.AsyncAnthropic, lambda: _create(settings))
+        self._adopt(
+            client,
+            anthropic.AsyncAnthropic,
+            lambda: _create(settings),
+            anthropic.AsyncAnthropic.close,
+            settings=settings,
+        )
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"
         return f"AnthropicChatAdapter(model={self._model!r}, {owner} client)"
 
-    def _open(
-        self, request: ChatRequest, parameters: Mapping[str, object]
-    ) -> tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]:
+    @property
+    def model(self) -> str:
+        """The default model."""
+        return self._model
+
+    def stream(
+        self, request: ChatRequest, signal: AbortSignal
+    ) -> AsyncIterator[Mapping[str, object]]:
+        """Stream one answer to ``request`` (see the class docstring for what it raises)."""
+        return stream_answer(_ANTHROPIC, self._defaults, self._open, request)
+
+    def _open(self, request: ChatRequest, parameters: Mapping[str, object]) -> Opening:
         body = messages_body(
             request,
             model=self._model,
@@ -113,12 +128,6 @@ class AnthropicChatAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
             model=model, messages=messages, max_tokens=max_tokens, stream=True, extra_body=body
         )
         return sdk_response(opening), MessagesEventMapper(PROVIDER)
-
-    def _provider_error(self, exc: BaseException, request_id: str | None) -> ProviderError:
-        return provider_error(
-            cast("anthropic.APIError | anthropic.CredentialsError | httpx2.RequestError", exc),
-            request_id,
-        )
 
 
 def _create(settings: Mapping[str, Any]) -> anthropic.AsyncAnthropic:

@@ -21,8 +21,9 @@ import anthropic
 import httpx2
 
 from ..._errors import ProviderError
-from .._base.http import retry_after, shorten
+from .._base.http import retry_after, shorten, status_error
 from .._base.response import timeout_error, transport_error, unreachable_error
+from .._base.sdk import HTTPX2
 
 __all__ = ["PROVIDER", "TRANSLATED", "provider_error", "stream_error"]
 
@@ -66,7 +67,7 @@ def provider_error(
         )
     if isinstance(exc, anthropic.APIError):
         return ProviderError(PROVIDER, shorten(exc.message), request_id=request_id)
-    return transport_error(PROVIDER, exc, request_id)
+    return transport_error(PROVIDER, exc, request_id, HTTPX2)
 
 
 def stream_error(body: object, request_id: str | None) -> ProviderError:
@@ -99,16 +100,13 @@ def _status_error(exc: anthropic.APIStatusError) -> ProviderError:
     status = exc.status_code
     message: object = exc.api_message
     error_type: object = exc.type
-    if not isinstance(message, str) or not message:
-        message = exc.message
-    hint = _HINTS.get(status) or (
-        "the provider failed; retry later" if status >= 500 else "the request failed"
-    )
-    return ProviderError(
+    return status_error(
         PROVIDER,
-        shorten(f"{message} ({hint})"),
-        status=status,
-        error_type=error_type if isinstance(error_type, str) else None,
+        status,
+        message,
+        exc.message,
+        _HINTS,
+        error_type=error_type,
         request_id=exc.request_id,
         retry_after=retry_after(exc.response.headers),
     )

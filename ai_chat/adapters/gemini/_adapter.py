@@ -18,9 +18,9 @@ given one (``http_options=types.HttpOptions(httpx_async_client=httpx2.AsyncClien
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, ClassVar, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, ClassVar, Final
 
 import anyio
 import httpx2
@@ -28,10 +28,12 @@ from google import genai
 from google.auth.exceptions import GoogleAuthError
 from google.genai import types as genai_types
 
-from ..._errors import ConfigurationError, ProviderError, ValidationError
+from ..._adapter import AbortSignal
+from ..._errors import ConfigurationError, ValidationError
 from ..._types import ChatRequest
+from .._base.client import ClientAdapter
 from .._base.response import CLOSE_SECONDS
-from .._base.sdk import SDKAdapter, StreamMapper
+from .._base.sdk import Opening, Provider, check_defaults, check_model, stream_answer
 from ._errors import TRANSLATED, provider_error
 from ._events import GenerateContentMapper
 from ._request import PROVIDER, generate_content_body
@@ -39,8 +41,12 @@ from ._sdk_shim import api_client, build_request, client_arguments, model_path, 
 
 __all__ = ["GeminiChatAdapter"]
 
+# google-genai reads no request id header; gateways in front of the API may send this one.
+# Without it the mapper takes the answer's responseId.
+_GEMINI: Final = Provider(PROVIDER, "x-request-id", TRANSLATED, provider_error)
 
-class GeminiChatAdapter(SDKAdapter[Any]):
+
+class GeminiChatAdapter(ClientAdapter[genai.Client]):
     """Streams answers from the Gemini API (or Vertex AI) through the ``google-genai`` SDK.
 
     The official SDK builds, authenticates and sends the request and checks the status;
@@ -94,10 +100,6 @@ class GeminiChatAdapter(SDKAdapter[Any]):
     """
 
     provider: ClassVar[str] = PROVIDER
-    # google-genai reads no request id header; gateways in front of the API may send this
-    # one. Without it the mapper takes the answer's responseId.
-    _request_id_header: ClassVar[str] = "x-request-id"
-    _translated: ClassVar[tuple[type[BaseException], ...]] = TRANSLATED
 
     def __init__(
         self,
@@ -107,8 +109,8 @@ class GeminiChatAdapter(SDKAdapter[Any]):
         parameters: Mapping[str, object] | None = None,
         **settings: Any,
     ) -> None:
-        self._check_model(model)
-        self._set_defaults(
+        self._model = check_model(model)
+        self._defaults = check_defaults(
             parameters,
             "the Gemini API",
             lambda request: generate_content_body(
@@ -117,23 +119,29 @@ class GeminiChatAdapter(SDKAdapter[Any]):
         )
         self._http: httpx2.AsyncClient | None = None  # the transports of an owned client
         self._http_sync: httpx2.Client | None = None
-        self._adopt(client, settings, genai.Client, lambda: self._create(settings))
+        self._adopt(
+            client, genai.Client, lambda: self._create(settings), self._close, settings=settings
+        )
         self._api = api_client(self._client)
-
-    @property
-    def client(self) -> genai.Client:
-        """The ``google.genai.Client`` requests go through."""
-        return cast(genai.Client, self._client)
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"
         return f"GeminiChatAdapter(model={self._model!r}, {owner} client)"
 
-    async def aclose(self) -> None:
-        """Close the client if the adapter created it; a caller's client is left open."""
-        if not self._owns_client:
-            return
-        client = self.client
+    @property
+    def model(self) -> str:
+        """The default model."""
+        return self._model
+
+    def stream(
+        self, request: ChatRequest, signal: AbortSignal
+    ) -> AsyncIterator[Mapping[str, object]]:
+        """Stream one answer to ``request`` (see the class docstring for what it raises)."""
+        return stream_answer(_GEMINI, self._defaults, self._open, request)
+
+    async def _close(self, client: genai.Client) -> None:
+        """Close an owned client: the SDK closes the transports it made, the adapter its
+        own."""
         try:
             client.close()  # the SDK closes the transports it made itself
             await client.aio.aclose()
@@ -198,9 +206,7 @@ class GeminiChatAdapter(SDKAdapter[Any]):
             ) from exc
         return options.model_copy(update=update)
 
-    def _open(
-        self, request: ChatRequest, parameters: Mapping[str, object]
-    ) -> tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]:
+    def _open(self, request: ChatRequest, parameters: Mapping[str, object]) -> Opening:
         model, body = generate_content_body(request, model=self._model, parameters=parameters)
         api = self._api
         try:
@@ -216,9 +222,6 @@ class GeminiChatAdapter(SDKAdapter[Any]):
                 "client", self._client, f"a client the SDK can build this request with ({exc})"
             ) from exc
         return _send(api, http_request), GenerateContentMapper(PROVIDER)
-
-    def _provider_error(self, exc: BaseException, request_id: str | None) -> ProviderError:
-        return provider_error(cast("Any", exc), request_id)
 
 
 @asynccontextmanager

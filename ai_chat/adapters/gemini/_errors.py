@@ -24,8 +24,9 @@ from google.auth.exceptions import GoogleAuthError
 from google.genai import errors
 
 from ..._errors import ProviderError
-from .._base.http import retry_after, shorten
+from .._base.http import retry_after, shorten, status_error
 from .._base.response import transport_error
+from .._base.sdk import HTTPX2
 from ._request import PROVIDER
 
 __all__ = ["TRANSLATED", "provider_error", "stream_error"]
@@ -71,15 +72,7 @@ def provider_error(
             "the request timed out before a response came; retry, or raise the timeout "
             "(http_options={'timeout': milliseconds})",
         )
-    if isinstance(exc, httpx2.ConnectError | httpx2.UnsupportedProtocol):
-        return ProviderError(
-            PROVIDER,
-            shorten(
-                f"could not reach {_url(exc)}: {type(exc).__name__}: {exc}; check base_url "
-                "and the network"
-            ),
-        )
-    return transport_error(PROVIDER, exc, request_id)
+    return transport_error(PROVIDER, exc, request_id, HTTPX2)
 
 
 def stream_error(body: Mapping[str, object], request_id: str | None) -> ProviderError:
@@ -107,25 +100,17 @@ def stream_error(body: Mapping[str, object], request_id: str | None) -> Provider
 
 
 def _status_error(exc: errors.APIError, request_id: str | None) -> ProviderError:
-    status = exc.code if type(exc.code) is int else None
-    message: object = exc.message
-    if not isinstance(message, str) or not message:
-        message = str(exc)
-    kind: object = exc.status
     response = getattr(exc, "response", None)
     headers: Mapping[str, str] = {}
     if isinstance(response, httpx2.Response):
         headers = response.headers
-    hint = (
-        (_HINTS.get(status) if status is not None else None)
-        or ("the provider failed; retry later" if status and status >= 500 else None)
-        or "the request failed"
-    )
-    return ProviderError(
+    return status_error(
         PROVIDER,
-        shorten(f"{message} ({hint})"),
-        status=status,
-        error_type=kind if isinstance(kind, str) and kind else None,
+        exc.code if type(exc.code) is int else None,
+        exc.message,
+        str(exc),
+        _HINTS,
+        error_type=exc.status,
         request_id=request_id,
         retry_after=_retry_delay(exc) if (seconds := retry_after(headers)) is None else seconds,
     )
@@ -152,10 +137,3 @@ def _retry_delay(exc: errors.APIError) -> float | None:
                 if seconds >= 0:
                     return seconds
     return None
-
-
-def _url(exc: httpx2.RequestError) -> str:
-    try:
-        return str(exc.request.url)
-    except RuntimeError:  # no request attached
-        return "the provider"

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
-from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
-import httpx2
 import openai
 
-from ..._errors import ConfigurationError, ProviderError
+from ..._adapter import AbortSignal
+from ..._errors import ConfigurationError
 from ..._types import ChatRequest
-from .._base.sdk import SDKAdapter, StreamMapper, sdk_response
+from .._base.client import ClientAdapter
+from .._base.sdk import Opening, Provider, check_defaults, check_model, sdk_response, stream_answer
 from ._chat_events import ChatChunkMapper
 from ._chat_request import ReasoningParts, chat_body
 from ._errors import PROVIDER, TRANSLATED, provider_error
@@ -24,9 +24,10 @@ API: TypeAlias = Literal["chat", "responses"]
 
 _APIS: Final = '"chat" (Chat Completions) or "responses" (the Responses API)'
 _API_NAMES: Final = {"chat": "Chat Completions", "responses": "the Responses API"}
+_OPENAI: Final = Provider(PROVIDER, "x-request-id", TRANSLATED, provider_error)
 
 
-class OpenAIChatAdapter(SDKAdapter[openai.AsyncOpenAI]):
+class OpenAIChatAdapter(ClientAdapter[openai.AsyncOpenAI]):
     """Streams answers from OpenAI's Chat Completions or Responses API, or any
     OpenAI-compatible server.
 
@@ -87,8 +88,6 @@ class OpenAIChatAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """
 
     provider: ClassVar[str] = PROVIDER
-    _request_id_header: ClassVar[str] = "x-request-id"
-    _translated: ClassVar[tuple[type[BaseException], ...]] = TRANSLATED
 
     def __init__(
         self,
@@ -103,19 +102,25 @@ class OpenAIChatAdapter(SDKAdapter[openai.AsyncOpenAI]):
         if api not in _API_NAMES:
             raise ConfigurationError("api", api, _APIS)
         self._api: API = api
-        self._check_model(model)
+        self._model = check_model(model)
         if reasoning_parts not in ("error", "omit"):
             raise ConfigurationError("reasoning_parts", reasoning_parts, '"error" or "omit"')
         self._reasoning_parts: ReasoningParts = reasoning_parts
         build = chat_body if api == "chat" else responses_body
-        self._set_defaults(
+        self._defaults = check_defaults(
             parameters,
             _API_NAMES[api],
             lambda request: build(
                 request, model="-", parameters=request["parameters"], reasoning_parts="error"
             ),
         )
-        self._adopt(client, settings, openai.AsyncOpenAI, lambda: _create(settings))
+        self._adopt(
+            client,
+            openai.AsyncOpenAI,
+            lambda: _create(settings),
+            openai.AsyncOpenAI.close,
+            settings=settings,
+        )
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"
@@ -126,9 +131,18 @@ class OpenAIChatAdapter(SDKAdapter[openai.AsyncOpenAI]):
         """The API requests go to: ``"chat"`` or ``"responses"``."""
         return self._api
 
-    def _open(
-        self, request: ChatRequest, parameters: Mapping[str, object]
-    ) -> tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]:
+    @property
+    def model(self) -> str:
+        """The default model."""
+        return self._model
+
+    def stream(
+        self, request: ChatRequest, signal: AbortSignal
+    ) -> AsyncIterator[Mapping[str, object]]:
+        """Stream one answer to ``request`` (see the class docstring for what it raises)."""
+        return stream_answer(_OPENAI, self._defaults, self._open, request)
+
+    def _open(self, request: ChatRequest, parameters: Mapping[str, object]) -> Opening:
         if self._api == "responses":
             return self._open_responses(request, parameters)
         body = chat_body(
@@ -145,9 +159,7 @@ class OpenAIChatAdapter(SDKAdapter[openai.AsyncOpenAI]):
         )
         return sdk_response(opening), ChatChunkMapper(PROVIDER)
 
-    def _open_responses(
-        self, request: ChatRequest, parameters: Mapping[str, object]
-    ) -> tuple[AbstractAsyncContextManager[httpx2.Response], StreamMapper]:
+    def _open_responses(self, request: ChatRequest, parameters: Mapping[str, object]) -> Opening:
         body = responses_body(
             request,
             model=self._model,
@@ -161,9 +173,6 @@ class OpenAIChatAdapter(SDKAdapter[openai.AsyncOpenAI]):
             model=model, input=items, stream=True, extra_body=body
         )
         return sdk_response(opening), ResponsesEventMapper(PROVIDER)
-
-    def _provider_error(self, exc: BaseException, request_id: str | None) -> ProviderError:
-        return provider_error(cast("openai.APIError | httpx2.RequestError", exc), request_id)
 
 
 def _create(settings: Mapping[str, Any]) -> openai.AsyncOpenAI:

@@ -16,8 +16,9 @@ import httpx2
 import openai
 
 from ..._errors import ProviderError
-from .._base.http import retry_after, shorten
+from .._base.http import retry_after, shorten, status_error
 from .._base.response import timeout_error, transport_error, unreachable_error
+from .._base.sdk import HTTPX2
 
 __all__ = ["PROVIDER", "TRANSLATED", "provider_error"]
 
@@ -58,7 +59,7 @@ def provider_error(
             error_type=exc.type or exc.code,
             request_id=request_id,
         )
-    return transport_error(PROVIDER, exc, request_id)
+    return transport_error(PROVIDER, exc, request_id, HTTPX2)
 
 
 def _status_error(exc: openai.APIStatusError) -> ProviderError:
@@ -70,16 +71,13 @@ def _status_error(exc: openai.APIStatusError) -> ProviderError:
         error = cast("Mapping[str, object]", body)
         message = error.get("message")
         error_type = error.get("type") or error.get("code")
-    if not isinstance(message, str) or not message:
-        message = exc.message
-    hint = _HINTS.get(status) or (
-        "the provider failed; retry later" if status >= 500 else "the request failed"
-    )
-    return ProviderError(
+    return status_error(
         PROVIDER,
-        shorten(f"{message} ({hint})"),
-        status=status,
-        error_type=error_type if isinstance(error_type, str) else None,
+        status,
+        message,
+        exc.message,
+        _HINTS,
+        error_type=error_type,
         request_id=exc.request_id,
         retry_after=retry_after(exc.response.headers),
     )

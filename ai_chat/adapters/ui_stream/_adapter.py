@@ -8,7 +8,7 @@ import re
 import secrets
 import string
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final, cast
+from typing import Final, cast
 
 import anyio
 import httpx
@@ -18,8 +18,9 @@ from ..._errors import ConfigurationError, LimitExceededError, ProviderError, Va
 from ..._sse import DEFAULT_MAX_EVENT_CHARS, DEFAULT_MAX_LINE_CHARS, SSEDecoder
 from ..._types import ChatRequest
 from ...limits import FrozenDict, freeze_json
-from .._base.client import ClientOwner
+from .._base.client import ClientAdapter
 from .._base.http import retry_after, shorten
+from .._base.response import TransportErrors, release, transport_error
 from ._errors import PROVIDER
 from ._events import UIChunkMapper
 from ._request import PROTOCOL_KEYS, request_body
@@ -36,10 +37,7 @@ DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_ERROR_BODY_BYTES: Final = 16 * 1024
 # Timeouts of the client the adapter creates: reading is governed by idle_timeout.
 _OWNED_TIMEOUT: Final = httpx.Timeout(30.0, connect=10.0, read=None)
-# Closing a response is a socket close; the bound only guards against a stuck transport.
-_CLOSE_SECONDS: Final = 5.0
-# Buffered body pieces a closed response may still hand over (see _release).
-_LEFTOVER_READS: Final = 1024
+_HTTPX: Final = TransportErrors.of(httpx)
 _ID_ALPHABET: Final = string.ascii_letters + string.digits
 _PROTOCOL_HEADER: Final = "x-vercel-ai-ui-message-stream"
 _TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -50,7 +48,7 @@ def _generate_id() -> str:
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
 
 
-class UIMessageStreamAdapter(ClientOwner):
+class UIMessageStreamAdapter(ClientAdapter[httpx.AsyncClient]):
     """Streams answers from any server that speaks the AI SDK's UI message stream.
 
     That is what a ``useChat`` front end talks to: an AI SDK route
@@ -160,16 +158,13 @@ class UIMessageStreamAdapter(ClientOwner):
                 "require_protocol_header", require_protocol_header, "True or False"
             )
         self._require_protocol_header = require_protocol_header
-        if client is None:
-            self._client = httpx.AsyncClient(timeout=_OWNED_TIMEOUT)
-            self._owns_client = True
-        elif isinstance(cast(object, client), httpx.AsyncClient):
-            self._client = client
-            self._owns_client = False
-        else:
-            raise ConfigurationError(
-                "client", client, "an httpx.AsyncClient (or None to create one)"
-            )
+        self._adopt(
+            client,
+            httpx.AsyncClient,
+            lambda: httpx.AsyncClient(timeout=_OWNED_TIMEOUT),
+            httpx.AsyncClient.aclose,
+            expected="an httpx.AsyncClient",
+        )
 
     # --- ownership ------------------------------------------------------------------
 
@@ -182,14 +177,6 @@ class UIMessageStreamAdapter(ClientOwner):
     def chat_id(self) -> str:
         """The chat ``id`` every request carries."""
         return self._chat_id
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        """The ``httpx.AsyncClient`` requests go through."""
-        return self._client
-
-    async def _close_client(self) -> None:
-        await self._client.aclose()
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"
@@ -218,7 +205,7 @@ class UIMessageStreamAdapter(ClientOwner):
             try:
                 response = await self._client.send(http_request, stream=True)
             except httpx.HTTPError as exc:
-                raise _transport_error(exc, self._url, None) from exc
+                raise transport_error(PROVIDER, exc, None, _HTTPX, answering=False) from exc
         if response is None:
             assert scope.cancelled_caught
             raise ProviderError(
@@ -247,7 +234,7 @@ class UIMessageStreamAdapter(ClientOwner):
                     except StopAsyncIteration:
                         break
                     except httpx.HTTPError as exc:
-                        raise _transport_error(exc, self._url, mapper.request_id) from exc
+                        raise transport_error(PROVIDER, exc, mapper.request_id, _HTTPX) from exc
                 if scope.cancelled_caught:
                     raise ProviderError(
                         PROVIDER,
@@ -266,7 +253,7 @@ class UIMessageStreamAdapter(ClientOwner):
                 yield event
             mapper.end()
         finally:
-            await _release(response, chunks)
+            await release(response, chunks)
 
     async def _check_response(self, response: httpx.Response, request_id: str | None) -> None:
         """Raise for an error status, a wrong content type or protocol header."""
@@ -325,7 +312,7 @@ class UIMessageStreamAdapter(ClientOwner):
         except (StopAsyncIteration, httpx.HTTPError):
             pass  # what came is all there is to show
         finally:
-            await _release(response, chunks)
+            await release(response, chunks)
         text = bytes(received[:limit]).decode("utf-8", errors="replace").strip()
         return shorten(" ".join(text.split()))
 
@@ -340,44 +327,6 @@ def _charset(params: str) -> str | None:
         if name.strip().lower() == "charset":
             return value.strip().strip('"').lower()
     return None
-
-
-async def _release(response: httpx.Response, chunks: AsyncIterator[bytes] | None) -> None:
-    """Close the response, then finish the body iterator, even during a cancellation.
-
-    Closing the response releases the connection at once (a body that was not read to
-    its end closes the connection, which the server sees as a disconnect). The iterator
-    is then resumed rather than closed: httpx's and httpcore's body iterators are nested
-    async generators iterated with a bare ``async for``, so closing the outer one from
-    the outside would leave the inner ones suspended for the garbage collector (which
-    trio reports as a ResourceWarning). Resumed, every layer ends by itself: it hands
-    over what was already buffered, then fails on the closed connection (or ends).
-    """
-    with anyio.move_on_after(_CLOSE_SECONDS, shield=True):
-        if not response.is_closed:
-            await response.aclose()
-        if chunks is not None:
-            try:
-                for _ in range(_LEFTOVER_READS):
-                    await chunks.__anext__()
-            except (StopAsyncIteration, Exception):
-                pass  # the end, or the closed connection's error: either way, it is over
-            finally:
-                await cast(Any, chunks).aclose()
-
-
-def _transport_error(exc: httpx.HTTPError, url: str, request_id: str | None) -> ProviderError:
-    if isinstance(exc, httpx.ConnectError):
-        detail = f"could not connect to {url}: {exc}; check the URL and that the server is up"
-    elif isinstance(exc, httpx.TimeoutException):
-        detail = f"the client's timeout expired talking to {url} ({type(exc).__name__}); retry"
-    elif isinstance(exc, httpx.RemoteProtocolError):
-        detail = f"the connection dropped mid-answer (closed before the response ended): {exc}"
-    elif isinstance(exc, httpx.TransportError):
-        detail = f"the connection was lost ({type(exc).__name__}: {exc}); retry the request"
-    else:
-        detail = f"the request failed ({type(exc).__name__}: {exc})"
-    return ProviderError(PROVIDER, shorten(detail), request_id=request_id)
 
 
 def _check_url(url: object) -> str:

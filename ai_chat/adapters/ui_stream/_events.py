@@ -38,8 +38,8 @@ from typing import Any, Final
 
 from ..._errors import ProviderError, TruncatedStreamError
 from ..._sse import SSEEvent
+from ...limits._parse import reject_constant
 from .._base.http import shorten
-from .._base.stream_mapping import reject_constant
 from ._errors import PROVIDER, RemoteStreamError
 
 __all__ = ["PASSED_THROUGH", "UNSUPPORTED", "UIChunkMapper"]

@@ -712,7 +712,7 @@ async def test_a_refused_connection_is_a_provider_error() -> None:
     async with UIMessageStreamAdapter(f"http://127.0.0.1:{port}/api/chat") as adapter:
         with pytest.raises(ProviderError) as caught:
             await collect(adapter)
-    assert "could not connect" in caught.value.detail
+    assert "could not reach" in caught.value.detail
     assert isinstance(caught.value.__cause__, httpx.ConnectError)
 
 
