@@ -5,9 +5,10 @@ from collections.abc import AsyncIterator, Mapping
 import anyio
 import pytest
 
-from ai_chat import AbortSignal, ChatRequest
+from ai_chat import AbortSignal
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.testing import AdapterConformance
+from ai_chat.types import ChatRequest
 
 
 class TestScriptedAdapter(AdapterConformance):

@@ -24,7 +24,7 @@ from ai_chat.store import (
     StoreError,
 )
 from ai_chat.store._postgres_schema import SCHEMA_VERSION
-from ai_chat.store.testing import (
+from ai_chat.testing import (
     ConversationStoreCompliance,
     PersistentStoreCompliance,
     StoreFactory,

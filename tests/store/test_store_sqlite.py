@@ -24,7 +24,7 @@ from ai_chat.store._checks import DEFAULT_STORE_LIMITS
 from ai_chat.store._codec import encode_batch
 from ai_chat.store._sqlite import LIST_CONVERSATIONS_SQL, append_lookup_sql
 from ai_chat.store._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
-from ai_chat.store.testing import (
+from ai_chat.testing import (
     ConversationStoreCompliance,
     PersistentStoreCompliance,
     StoreFactory,

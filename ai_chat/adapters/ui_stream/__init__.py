@@ -22,12 +22,10 @@ from ._adapter import (
     DEFAULT_MAX_ERROR_BODY_BYTES,
     UIMessageStreamAdapter,
 )
-from ._errors import RemoteStreamError
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_ERROR_BODY_BYTES",
-    "RemoteStreamError",
     "UIMessageStreamAdapter",
 ]

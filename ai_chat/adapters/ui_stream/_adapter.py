@@ -66,7 +66,7 @@ class UIMessageStreamAdapter(ClientAdapter[httpx.AsyncClient]):
     streams silently; each of these ends the stream with a typed error (after the events
     that came before it): an HTTP error status, a content type other than
     ``text/event-stream``, a missing or unknown ``x-vercel-ai-ui-message-stream``
-    header, an ``error`` chunk (:class:`RemoteStreamError`), an ``abort`` chunk, a
+    header, an ``error`` chunk (:class:`~ai_chat.RemoteStreamError`), an ``abort`` chunk, a
     ``finish`` with ``finishReason: "interrupted"`` or none at all before the body
     ends, a missing ``data: [DONE]`` or a data event after it
     (:class:`~ai_chat.TruncatedStreamError` / :class:`~ai_chat.ProviderError`), a final

@@ -11,7 +11,7 @@ client lacks (see the reference notes, section 4):
   not a quietly complete answer; so is ``finish`` with ``finishReason: "interrupted"``
   (the AI SDK's "provider stream ended without a completion signal") and an ``abort``
   chunk;
-* an ``error`` chunk is a :class:`RemoteStreamError` carrying its ``errorText``;
+* an ``error`` chunk is a :class:`~ai_chat.RemoteStreamError` carrying its ``errorText``;
 * a data line that is not JSON, not an object, or has no string ``type``, and a chunk
   type ai_chat events cannot express (tool approvals, ``reset-step``, ``custom``,
   ``reasoning-file``, ``steering-message``) or that no protocol version defines, is a
@@ -36,11 +36,11 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..._errors import ProviderError, TruncatedStreamError
+from ..._errors import ProviderError, RemoteStreamError, TruncatedStreamError
 from ..._sse import SSEEvent
 from ...limits._parse import reject_constant
 from .._base.http import shorten
-from ._errors import PROVIDER, RemoteStreamError
+from ._errors import PROVIDER
 
 __all__ = ["PASSED_THROUGH", "UNSUPPORTED", "UIChunkMapper"]
 

@@ -25,8 +25,9 @@ from typing import Any, ClassVar, TypeAlias, cast
 import anyio
 import pytest
 
-from ai_chat import AIChatAdapter, ChatEvent, LimitExceededError, create_chat_stream
+from ai_chat import AIChatAdapter, LimitExceededError, create_chat_stream
 from ai_chat.testing import AdapterConformance
+from ai_chat.types import ChatEvent
 
 from .fake_server import FakeServer, Request, Response, Step, serve
 from .release import HANG_GUARD, HELLO, released

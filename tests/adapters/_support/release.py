@@ -23,7 +23,12 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from ai_chat import AbortSignal, AIChatAdapter, LimitExceededError, create_chat_stream
+from ai_chat import (
+    AbortSignal,
+    AIChatAdapter,
+    LimitExceededError,
+    create_chat_stream,
+)
 
 from .fake_server import FakeServer, Request, Response, Step
 

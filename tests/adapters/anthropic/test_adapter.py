@@ -22,7 +22,6 @@ from anyio.abc import SocketAttribute
 
 from ai_chat import (
     AIChatAdapter,
-    ChatEvent,
     ConfigurationError,
     ProviderError,
     StreamFormatError,
@@ -30,6 +29,7 @@ from ai_chat import (
     ValidationError,
 )
 from ai_chat.adapters.anthropic import DEFAULT_MAX_TOKENS, AnthropicChatAdapter
+from ai_chat.types import ChatEvent
 
 from .._support.common import (
     HANG_GUARD,

@@ -27,7 +27,6 @@ from hypothesis import strategies as st
 
 from ai_chat import (
     AIChatAdapter,
-    ChatEvent,
     ConfigurationError,
     ProviderError,
     StreamFormatError,
@@ -39,6 +38,7 @@ from ai_chat._events import EventChecker
 from ai_chat.adapters.gemini import GeminiChatAdapter
 from ai_chat.adapters.gemini._events import GenerateContentMapper
 from ai_chat.limits import JSONLimits
+from ai_chat.types import ChatEvent
 
 from .._support.common import (
     HANG_GUARD,

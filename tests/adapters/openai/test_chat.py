@@ -22,7 +22,6 @@ from anyio.abc import SocketAttribute
 
 from ai_chat import (
     AIChatAdapter,
-    ChatEvent,
     ConfigurationError,
     ProviderError,
     StreamFormatError,
@@ -31,6 +30,7 @@ from ai_chat import (
 )
 from ai_chat.adapters._base.http import retry_after
 from ai_chat.adapters.openai import OpenAIChatAdapter
+from ai_chat.types import ChatEvent
 
 from .._support.common import (
     HANG_GUARD,

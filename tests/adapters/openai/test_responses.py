@@ -19,7 +19,6 @@ import pytest
 
 from ai_chat import (
     AIChatAdapter,
-    ChatEvent,
     ConfigurationError,
     ProviderError,
     StreamFormatError,
@@ -27,6 +26,7 @@ from ai_chat import (
     ValidationError,
 )
 from ai_chat.adapters.openai import OpenAIChatAdapter
+from ai_chat.types import ChatEvent
 
 from .._support.common import (
     HELLO,

@@ -24,17 +24,14 @@ from ai_chat import (
     LimitExceededError,
     ProtocolError,
     ProviderError,
+    RemoteStreamError,
     StreamClosedError,
     StreamFormatError,
     TruncatedStreamError,
     ValidationError,
     create_chat_stream,
 )
-from ai_chat.adapters.ui_stream import (
-    DEFAULT_IDLE_TIMEOUT,
-    RemoteStreamError,
-    UIMessageStreamAdapter,
-)
+from ai_chat.adapters.ui_stream import DEFAULT_IDLE_TIMEOUT, UIMessageStreamAdapter
 
 from .._support.common import ServedConformance
 from .._support.fake_server import FakeServer, Request, Response, Step, serve

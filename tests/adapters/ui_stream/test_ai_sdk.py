@@ -22,8 +22,8 @@ import anyio
 import httpx
 import pytest
 
-from ai_chat import TruncatedStreamError, create_chat_stream
-from ai_chat.adapters.ui_stream import RemoteStreamError, UIMessageStreamAdapter
+from ai_chat import RemoteStreamError, TruncatedStreamError, create_chat_stream
+from ai_chat.adapters.ui_stream import UIMessageStreamAdapter
 
 from .._support.common import run_example, stream_failure
 from .wire import HANG_GUARD, HELLO, collect, plain, types

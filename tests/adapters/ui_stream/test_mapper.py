@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_chat import ProviderError, TruncatedStreamError
-from ai_chat.adapters.ui_stream import RemoteStreamError
+from ai_chat import ProviderError, RemoteStreamError, TruncatedStreamError
 from ai_chat.adapters.ui_stream._events import PASSED_THROUGH, UNSUPPORTED, UIChunkMapper
 from ai_chat.sse import SSEEvent
 

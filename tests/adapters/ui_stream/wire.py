@@ -7,8 +7,8 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ai_chat import ChatEvent
 from ai_chat.adapters.ui_stream import UIMessageStreamAdapter
+from ai_chat.types import ChatEvent
 
 from .._support.common import HANG_GUARD, HELLO, collect, failure_with, types
 from .._support.fake_server import FakeServer, Request, Response, Step, serve

@@ -16,17 +16,19 @@ import pytest
 
 from .._errors import AIChatError, ConfigurationError, LimitExceededError, ValidationError
 from ..limits import FrozenDict
-from ._errors import (
+from ..store import (
     AppendError,
+    Conversation,
     ConversationExistsError,
     ConversationNotFoundError,
+    ConversationStore,
     DuplicateMessageError,
     InvalidRatingError,
+    StoredMessage,
     StoreError,
     VersionConflictError,
+    messages_of,
 )
-from ._protocol import ConversationStore
-from ._records import Conversation, StoredMessage, messages_of
 
 __all__ = ["ConversationStoreCompliance", "PersistentStoreCompliance", "StoreFactory"]
 
