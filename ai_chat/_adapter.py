@@ -59,7 +59,7 @@ class AIChatAdapter(Protocol):
 
     ``stream(request, signal)`` receives the frozen request snapshot and an abort signal
     and returns an async iterator of events (plain ``dict`` s), typically by being an async
-    generator. The events must follow the event vocabulary (see :data:`ai_chat.ChatEvent`)
+    generator. The events must follow the event vocabulary (see :data:`ai_chat.types.ChatEvent`)
     and end with ``finish``; the chat stream validates every one. An adapter reports a
     failure by raising: an :class:`~ai_chat.AIChatError` reaches the consumer as it is,
     anything else as :class:`~ai_chat.AdapterError`. It should stop promptly when

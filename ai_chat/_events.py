@@ -22,11 +22,7 @@ from ._shape import (
 )
 from ._types import ChatEvent
 from .limits import FrozenDict, JSONLimits
-from .limits._walk import (
-    _KEEP_ADDS_LENGTH,  # pyright: ignore[reportPrivateUsage]
-    _KEEP_LONG_ESCAPES,  # pyright: ignore[reportPrivateUsage]
-    _walk,  # pyright: ignore[reportPrivateUsage]
-)
+from .limits._walk import freeze_and_measure, string_size
 
 __all__ = ["EVENT_TYPES", "FINISH_REASONS", "EventChecker"]
 
@@ -133,10 +129,9 @@ def _string_cost(text: str) -> int | None:
     """What ``text`` adds to a JSON document's size, quotes aside (its characters and
     their escapes, as ``JSON.stringify`` writes them); None if it cannot be encoded."""
     try:
-        adds = text.encode().translate(None, _KEEP_ADDS_LENGTH)
+        return string_size(text) - 2
     except UnicodeEncodeError:
         return None
-    return len(text) + len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
 
 
 class EventChecker:
@@ -204,7 +199,7 @@ class EventChecker:
                 )
             raw = dict(cast("Mapping[object, object]", value))  # any mapping, copied once
         try:
-            frozen, size = _walk(raw, self._limits, "$")
+            frozen, size = freeze_and_measure(raw, self._limits)
         except ValidationError as exc:
             raise ProtocolError(
                 exc.reason, event_index=index, event_type=_type_of(raw), path=exc.path
@@ -267,12 +262,9 @@ class EventChecker:
             if type(key) is not str:
                 return None
         try:
-            adds = delta.encode().translate(None, _KEEP_ADDS_LENGTH)
+            size = overhead + id_cost + string_size(delta) - 2
         except UnicodeEncodeError:
             return None
-        size = overhead + len(delta) + id_cost
-        if adds:
-            size += len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
         if size > self._limits.max_chars or self._limits.max_values < 4:
             return None
         total = self.total_chars + size

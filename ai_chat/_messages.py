@@ -75,7 +75,7 @@ def normalize_messages(
 
     A message is ``{id, role, parts, metadata?}`` with a non-empty ``id``, a ``role`` of
     ``system``, ``user``, ``assistant`` or ``tool``, and ``parts`` as described in
-    :class:`~ai_chat.Message`. File URLs and media types are checked only as non-empty
+    :class:`~ai_chat.types.Message`. File URLs and media types are checked only as non-empty
     strings: whether a URL is safe to fetch is the application's policy.
 
     Raises:

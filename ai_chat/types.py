@@ -1,7 +1,7 @@
 """Every public static type: messages, parts, the request, events and usage.
 
 They are read-only ``TypedDict`` s over :class:`~ai_chat.limits.FrozenDict` values (see
-the README for why). The most used ones are also exported from ``ai_chat``.
+the README for why), exported from here only: ``from ai_chat.types import Message``.
 """
 
 from ._types import (

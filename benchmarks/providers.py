@@ -32,7 +32,7 @@ import sys
 import anyio
 sys.path.insert(0, sys.argv[1])
 from benchmarks._cases import CASES
-from tests.providers.fake_server import Response, serve
+from tests.adapters._support.fake_server import Response, serve
 
 BODY = CASES[sys.argv[2]].body(int(sys.argv[3]))
 # Send in pieces of about 16 KiB, as a real server's writes would arrive.

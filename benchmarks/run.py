@@ -19,9 +19,10 @@ from typing import Any
 
 import anyio
 
-from ai_chat import AbortSignal, ChatRequest, create_chat_stream, normalize_messages
+from ai_chat import AbortSignal, create_chat_stream, normalize_messages
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.limits import json_size
+from ai_chat.types import ChatRequest
 
 WORDS_ASCII = [
     "the",

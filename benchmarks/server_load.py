@@ -78,9 +78,10 @@ def serve(deltas: int, load_deltas: int) -> None:
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    from ai_chat import AbortSignal, ChatRequest
+    from ai_chat import AbortSignal
     from ai_chat.adapters import ScriptedAdapter
     from ai_chat.server import chat_endpoint
+    from ai_chat.types import ChatRequest
 
     raise_fd_limit()
     release: list[anyio.Event] = []

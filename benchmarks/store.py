@@ -58,7 +58,7 @@ import psycopg.conninfo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ai_chat.store import ConversationStore, PostgresConversationStore, SQLiteConversationStore
-from ai_chat.store._codec import DEFAULT_CACHE_CHARS
+from ai_chat.store._cache import DEFAULT_CACHE_CHARS
 from ai_chat.store._postgres import LIST_CONVERSATIONS_SQL as PG_LATEST
 from ai_chat.store._sqlite import LIST_CONVERSATIONS_SQL as SQLITE_LATEST
 from ai_chat.store._sqlite import SYNCHRONOUS

@@ -47,7 +47,7 @@ SERVER = r"""
 import json, sys
 import anyio
 sys.path.insert(0, sys.argv[1])
-from tests.providers.fake_server import Response, serve
+from tests.adapters._support.fake_server import Response, serve
 
 EVENTS = int(sys.argv[2])
 

@@ -15,7 +15,12 @@ import json
 import sys
 from typing import Any
 
-from ai_chat import AIChatAdapter, AIChatError, ProviderError, create_chat_stream
+from ai_chat import (
+    AIChatAdapter,
+    AIChatError,
+    ProviderError,
+    create_chat_stream,
+)
 
 
 def add_request_arguments(

@@ -11,7 +11,8 @@ from typing import cast
 
 import anyio
 
-from ai_chat import AbortSignal, AIChatAdapter, ChatRequest, TextPart, stream_chat
+from ai_chat import AbortSignal, AIChatAdapter, stream_chat
+from ai_chat.types import ChatRequest, TextPart
 
 
 class ReverseAdapter:

@@ -30,7 +30,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
-from ai_chat import AIChatError, ProviderError, ValidationError, create_chat_stream
+from ai_chat import (
+    AIChatError,
+    ProviderError,
+    ValidationError,
+    create_chat_stream,
+)
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.server import (
     UIMessageStreamResponse,

@@ -21,17 +21,13 @@ from typing import Any, cast
 
 import httpx
 import pytest
+from adapters._support.fake_server import FakeServer, Request, Response, serve, sse
 from anyio.from_thread import start_blocking_portal
-from providers.fake_server import FakeServer, Request, Response, serve, sse
 
-from ai_chat._cli import (
-    DEFAULT_MODELS,
-    DEFAULT_STORE,
-    _is_loopback,  # pyright: ignore[reportPrivateUsage]
-    _parser,  # pyright: ignore[reportPrivateUsage]
-    _store_spec,  # pyright: ignore[reportPrivateUsage]
-    main,
-)
+from ai_chat._cli import main
+from ai_chat._cli.command import parser
+from ai_chat._cli.provider import DEFAULT_MODELS
+from ai_chat._cli.serve import DEFAULT_STORE, is_loopback, store_spec
 from ai_chat.server._page import chat_page_html
 
 # Hang guard for subprocesses, not a performance assertion.
@@ -825,7 +821,7 @@ def test_send_and_serve_through_another_ui_message_stream_endpoint(
 def test_only_loopback_addresses_skip_the_no_authentication_warning(
     host: str, loopback: bool
 ) -> None:
-    assert _is_loopback(host) is loopback
+    assert is_loopback(host) is loopback
 
 
 def test_serve_on_a_port_in_use_fails_with_one_line() -> None:
@@ -873,13 +869,13 @@ def test_serve_refuses_bad_settings(
     ],
 )
 def test_store_option_values(value: str, kind: str, target: str | None) -> None:
-    spec = _store_spec(_parser(), value)
+    spec = store_spec(parser(), value)
     assert (spec.kind, spec.target) == (kind, target)
     assert "u:p" not in spec.describe()  # a PostgreSQL password is never printed
 
 
 def test_the_default_store_is_sqlite_in_the_working_directory() -> None:
-    args = _parser().parse_args(["serve"])
+    args = parser().parse_args(["serve"])
     assert args.store == DEFAULT_STORE == "sqlite:ai-chat.db"
 
 

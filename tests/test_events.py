@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from ai_chat import (
     AIChatError,
-    ChatEvent,
     LimitExceededError,
     ProtocolError,
     create_chat_stream,
@@ -21,6 +20,7 @@ from ai_chat import (
 from ai_chat._events import EVENT_TYPES, FINISH_REASONS
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.limits import FrozenDict, JSONLimits, json_size
+from ai_chat.types import ChatEvent
 
 HANG_GUARD = 10.0
 

@@ -1,7 +1,8 @@
 """The type guards answer by ``type`` at run time (their narrowing is in typing_contract)."""
 
-from ai_chat import ChatEvent, Part, is_data, is_event, is_part
+from ai_chat import is_data, is_event, is_part
 from ai_chat.limits import freeze_json
+from ai_chat.types import ChatEvent, Part
 
 
 def event(value: dict[str, object]) -> ChatEvent:

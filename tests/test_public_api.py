@@ -1,4 +1,10 @@
-"""The public names, what importing ai_chat loads, and the exception tree."""
+"""The public names, what importing ai_chat loads, and the exception tree.
+
+Each public module's ``__all__`` is pinned here with the module that defines each name,
+and every name has exactly one public home: the lifecycle and its errors in ``ai_chat``,
+the static types in ``ai_chat.types``, the store errors in ``ai_chat.store``, the test kits
+in ``ai_chat.testing``.
+"""
 
 from __future__ import annotations
 
@@ -21,16 +27,16 @@ import ai_chat._sse
 import ai_chat._stream
 import ai_chat._types
 import ai_chat.adapters
-import ai_chat.adapters._anthropic_chat
-import ai_chat.adapters._anthropic_request
-import ai_chat.adapters._gemini_chat
-import ai_chat.adapters._openai_chat
 import ai_chat.adapters._scripted
-import ai_chat.adapters._ui_stream
 import ai_chat.adapters.anthropic
+import ai_chat.adapters.anthropic._adapter
+import ai_chat.adapters.anthropic._request
 import ai_chat.adapters.gemini
+import ai_chat.adapters.gemini._adapter
 import ai_chat.adapters.openai
+import ai_chat.adapters.openai._adapter
 import ai_chat.adapters.ui_stream
+import ai_chat.adapters.ui_stream._adapter
 import ai_chat.limits
 import ai_chat.limits._frozen
 import ai_chat.limits._limits
@@ -41,17 +47,27 @@ import ai_chat.server._response
 import ai_chat.server._ui_messages
 import ai_chat.sse
 import ai_chat.store
-import ai_chat.store._compliance
 import ai_chat.store._memory
 import ai_chat.store._postgres
 import ai_chat.store._protocol
 import ai_chat.store._records
 import ai_chat.store._sqlite
-import ai_chat.store.testing
 import ai_chat.testing
 import ai_chat.testing._conformance
+import ai_chat.testing._store_compliance
 import ai_chat.types
 from ai_chat import AIChatError
+
+STORE_ERRORS = [
+    "AppendError",
+    "ConversationExistsError",
+    "ConversationNotFoundError",
+    "DuplicateMessageError",
+    "InvalidRatingError",
+    "SchemaVersionError",
+    "StoreError",
+    "VersionConflictError",
+]
 
 # Each public module's __all__, and where each name is defined.
 DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
@@ -60,40 +76,17 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "AIChatError": ai_chat._errors,
         "AbortSignal": ai_chat._adapter,
         "AdapterError": ai_chat._errors,
-        "AppendError": ai_chat._errors,
-        "ChatEvent": ai_chat._types,
-        "ChatRequest": ai_chat._types,
         "ChatStream": ai_chat._stream,
         "ConfigurationError": ai_chat._errors,
-        "ConversationExistsError": ai_chat._errors,
-        "ConversationNotFoundError": ai_chat._errors,
-        "DataPart": ai_chat._types,
-        "DuplicateMessageError": ai_chat._errors,
-        "FilePart": ai_chat._types,
-        "FinishEvent": ai_chat._types,
-        "FinishReason": ai_chat._types,
-        "InvalidRatingError": ai_chat._errors,
         "LimitExceededError": ai_chat._errors,
-        "Message": ai_chat._types,
-        "Part": ai_chat._types,
         "ProtocolError": ai_chat._errors,
         "ProviderError": ai_chat._errors,
-        "ReasoningPart": ai_chat._types,
         "RemoteStreamError": ai_chat._errors,
-        "Role": ai_chat._types,
-        "SchemaVersionError": ai_chat._errors,
-        "StoreError": ai_chat._errors,
         "StreamBusyError": ai_chat._errors,
         "StreamClosedError": ai_chat._errors,
         "StreamFormatError": ai_chat._errors,
-        "TextPart": ai_chat._types,
-        "ToolCallPart": ai_chat._types,
-        "ToolDefinition": ai_chat._types,
-        "ToolResultPart": ai_chat._types,
         "TruncatedStreamError": ai_chat._errors,
-        "Usage": ai_chat._types,
         "ValidationError": ai_chat._errors,
-        "VersionConflictError": ai_chat._errors,
         "create_chat_stream": ai_chat._stream,
         "is_data": ai_chat._narrow,
         "is_event": ai_chat._narrow,
@@ -101,6 +94,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "normalize_messages": ai_chat._messages,
         "stream_chat": ai_chat._stream,
     },
+    ai_chat.types: dict.fromkeys(ai_chat._types.__all__, ai_chat._types),
     ai_chat.limits: {
         "FrozenDict": ai_chat.limits._frozen,
         "JSONLimits": ai_chat.limits._limits,
@@ -110,13 +104,6 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "js_number": ai_chat.limits._walk,
         "json_size": ai_chat.limits._walk,
     },
-    ai_chat.adapters: {
-        "ScriptedAdapter": ai_chat.adapters._scripted,
-        "default_script": ai_chat.adapters._scripted,
-    },
-    ai_chat.testing: {
-        "AdapterConformance": ai_chat.testing._conformance,
-    },
     ai_chat.sse: {
         "DEFAULT_MAX_BODY_BYTES": ai_chat._sse,
         "DEFAULT_MAX_EVENT_CHARS": ai_chat._sse,
@@ -124,19 +111,21 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "SSEDecoder": ai_chat._sse,
         "SSEEvent": ai_chat._sse,
     },
-    ai_chat.types: dict.fromkeys(ai_chat._types.__all__, ai_chat._types),
-    ai_chat.adapters.openai: {"OpenAIChatAdapter": ai_chat.adapters._openai_chat},
-    ai_chat.adapters.anthropic: {
-        "AnthropicChatAdapter": ai_chat.adapters._anthropic_chat,
-        "DEFAULT_MAX_TOKENS": ai_chat.adapters._anthropic_request,
+    ai_chat.adapters: {
+        "ScriptedAdapter": ai_chat.adapters._scripted,
+        "default_script": ai_chat.adapters._scripted,
     },
-    ai_chat.adapters.gemini: {"GeminiChatAdapter": ai_chat.adapters._gemini_chat},
+    ai_chat.adapters.openai: {"OpenAIChatAdapter": ai_chat.adapters.openai._adapter},
+    ai_chat.adapters.anthropic: {
+        "AnthropicChatAdapter": ai_chat.adapters.anthropic._adapter,
+        "DEFAULT_MAX_TOKENS": ai_chat.adapters.anthropic._request,
+    },
+    ai_chat.adapters.gemini: {"GeminiChatAdapter": ai_chat.adapters.gemini._adapter},
     ai_chat.adapters.ui_stream: {
-        "DEFAULT_IDLE_TIMEOUT": ai_chat.adapters._ui_stream,
-        "DEFAULT_MAX_BODY_BYTES": ai_chat.adapters._ui_stream,
-        "DEFAULT_MAX_ERROR_BODY_BYTES": ai_chat.adapters._ui_stream,
-        "RemoteStreamError": ai_chat._errors,
-        "UIMessageStreamAdapter": ai_chat.adapters._ui_stream,
+        "DEFAULT_IDLE_TIMEOUT": ai_chat.adapters.ui_stream._adapter,
+        "DEFAULT_MAX_BODY_BYTES": ai_chat.adapters.ui_stream._adapter,
+        "DEFAULT_MAX_ERROR_BODY_BYTES": ai_chat.adapters.ui_stream._adapter,
+        "UIMessageStreamAdapter": ai_chat.adapters.ui_stream._adapter,
     },
     ai_chat.server: {
         "ConvertedMessages": ai_chat.server._ui_messages,
@@ -149,27 +138,21 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "create_chat_app": ai_chat.server._app,
     },
     ai_chat.store: {
-        "AppendError": ai_chat._errors,
+        **dict.fromkeys(STORE_ERRORS, ai_chat._errors),
         "AppendResult": ai_chat.store._records,
         "Conversation": ai_chat.store._records,
-        "ConversationExistsError": ai_chat._errors,
-        "ConversationNotFoundError": ai_chat._errors,
         "ConversationStore": ai_chat.store._protocol,
-        "DuplicateMessageError": ai_chat._errors,
-        "InvalidRatingError": ai_chat._errors,
         "MemoryConversationStore": ai_chat.store._memory,
         "PostgresConversationStore": ai_chat.store._postgres,
         "SQLiteConversationStore": ai_chat.store._sqlite,
-        "SchemaVersionError": ai_chat._errors,
-        "StoreError": ai_chat._errors,
         "StoredMessage": ai_chat.store._records,
-        "VersionConflictError": ai_chat._errors,
         "messages_of": ai_chat.store._records,
     },
-    ai_chat.store.testing: {
-        "ConversationStoreCompliance": ai_chat.store._compliance,
-        "PersistentStoreCompliance": ai_chat.store._compliance,
-        "StoreFactory": ai_chat.store._compliance,
+    ai_chat.testing: {
+        "AdapterConformance": ai_chat.testing._conformance,
+        "ConversationStoreCompliance": ai_chat.testing._store_compliance,
+        "PersistentStoreCompliance": ai_chat.testing._store_compliance,
+        "StoreFactory": ai_chat.testing._store_compliance,
     },
 }
 
@@ -219,18 +202,75 @@ def test_module_docstrings() -> None:
         assert module.__doc__, module.__name__
 
 
-def test_entry_point_is_the_cli_main() -> None:
-    from ai_chat._cli import main
+def all_modules() -> list[ModuleType]:
+    """ai_chat and every module under it (``__main__`` aside: running it is the CLI)."""
+    modules: list[ModuleType] = [ai_chat]
+    for info in pkgutil.walk_packages(ai_chat.__path__, "ai_chat."):
+        if not info.name.endswith("__main__"):
+            modules.append(importlib.import_module(info.name))
+    return modules
 
-    assert callable(main)
-    assert main.__module__ == "ai_chat._cli"
+
+def test_the_public_modules_are_the_documented_ones() -> None:
+    public = {
+        module.__name__
+        for module in all_modules()
+        if not any(part.startswith("_") for part in module.__name__.split("."))
+    }
+    assert public == {module.__name__ for module in DOCUMENTED}
+
+
+def test_each_public_name_has_one_public_home() -> None:
+    homes: dict[int, list[str]] = {}
+    for module in DOCUMENTED:
+        for name in module.__all__:
+            value = getattr(module, name)
+            if isinstance(value, int | float | str | bytes):
+                continue  # a constant: two modules may each have one of the same value
+            homes.setdefault(id(value), []).append(f"{module.__name__}.{name}")
+    assert [places for places in homes.values() if len(places) > 1] == []
+
+
+def test_ai_chat_exports_the_lifecycle_and_its_errors_only() -> None:
+    assert len(ai_chat.__all__) <= 30
+    for name in ai_chat._types.__all__:
+        assert not hasattr(ai_chat, name), f"ai_chat.{name}: types live in ai_chat.types"
+    for name in STORE_ERRORS:
+        assert not hasattr(ai_chat, name), f"ai_chat.{name}: store errors live in ai_chat.store"
+    assert not hasattr(ai_chat.adapters.ui_stream, "RemoteStreamError")
+
+
+def test_there_is_one_testing_namespace() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("ai_chat.store.testing")
+
+
+def test_no_lazy_module_attributes_but_the_one_that_keeps_postgres_optional() -> None:
+    lazy = [module.__name__ for module in all_modules() if "__getattr__" in vars(module)]
+    assert lazy == ["ai_chat.store"]
+    store_getattr = vars(ai_chat.store)["__getattr__"]
+    assert (
+        store_getattr("PostgresConversationStore")
+        is ai_chat.store._postgres.PostgresConversationStore
+    )
+    with pytest.raises(AttributeError):
+        store_getattr("MySQLConversationStore")
+
+
+def test_entry_point_is_the_cli_main() -> None:
+    import ai_chat._cli
+    import ai_chat._cli.command
+
+    assert ai_chat._cli.main is ai_chat._cli.command.main  # the entry point ai_chat._cli:main
+    assert ai_chat._cli.main.__module__ == "ai_chat._cli.command"
 
 
 # --------------------------------------------------------------------------------------
 # What `import ai_chat` loads
 # --------------------------------------------------------------------------------------
 
-FORBIDDEN = ["openai", "anthropic", "google.genai", "starlette", "uvicorn", "pytest", "trio"]
+SDKS = ["openai", "anthropic", "google.genai", "httpx2"]
+FORBIDDEN = [*SDKS, "starlette", "uvicorn", "psycopg", "psycopg_pool", "pytest", "trio"]
 
 
 def loaded_modules(code: str) -> list[str]:
@@ -246,28 +286,36 @@ def loaded_modules(code: str) -> list[str]:
     return modules
 
 
+def loaded_of(modules: list[str], names: list[str]) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in names)]
+
+
 @pytest.mark.parametrize(
     "code",
     [
         "import ai_chat",
+        "import ai_chat.types",
         "import ai_chat.limits",
+        "import ai_chat.sse",
         "import ai_chat.adapters",
+        "import ai_chat.adapters.ui_stream",
+        "import ai_chat.store",
         "from ai_chat import *",
         "from ai_chat.adapters import ScriptedAdapter",
         "import ai_chat._cli",
     ],
 )
-def test_importing_ai_chat_loads_no_provider_sdk_server_or_test_tool(code: str) -> None:
+def test_importing_ai_chat_loads_no_provider_sdk_server_database_or_test_tool(code: str) -> None:
     modules = loaded_modules(code)
     assert "ai_chat" in modules
-    for name in FORBIDDEN:
-        loaded = [m for m in modules if m == name or m.startswith(name + ".")]
-        assert loaded == [], f"{code!r} imported {loaded}"
+    assert loaded_of(modules, FORBIDDEN) == [], code
 
 
-def test_the_check_itself_sees_forbidden_imports() -> None:
-    # The probe must be able to fail: importing the pytest helpers does load pytest.
-    assert "pytest" in loaded_modules("import ai_chat.testing")
+def test_the_testing_namespace_loads_pytest_but_no_sdk_server_or_database() -> None:
+    # The probe must be able to fail: importing the test kits does load pytest.
+    modules = loaded_modules("import ai_chat.testing")
+    assert "pytest" in modules
+    assert loaded_of(modules, [*SDKS, "starlette", "uvicorn", "psycopg", "psycopg_pool"]) == []
 
 
 # --------------------------------------------------------------------------------------
@@ -275,18 +323,9 @@ def test_the_check_itself_sees_forbidden_imports() -> None:
 # --------------------------------------------------------------------------------------
 
 
-def ai_chat_modules() -> list[ModuleType]:
-    modules: list[ModuleType] = [ai_chat]
-    for info in pkgutil.walk_packages(ai_chat.__path__, "ai_chat."):
-        if info.name.endswith("__main__"):
-            continue  # running it is the CLI
-        modules.append(importlib.import_module(info.name))
-    return modules
-
-
 def exception_classes() -> set[type[BaseException]]:
     found: set[type[BaseException]] = set()
-    for module in ai_chat_modules():
+    for module in all_modules():
         for value in vars(module).values():
             if (
                 inspect.isclass(value)
@@ -314,12 +353,16 @@ def test_every_exception_derives_from_aichaterror_at_most_two_levels_down() -> N
     assert AIChatError.__bases__ == (Exception,)
 
 
-def test_every_exception_is_public() -> None:
+def test_every_exception_has_one_public_home() -> None:
     for cls in exception_classes():
         if cls.__name__.startswith("_"):
             continue  # an internal signal (the fast JSON walk's bail-out) that never escapes
-        assert getattr(ai_chat, cls.__name__) is cls
-        assert cls.__name__ in ai_chat.__all__
+        if cls.__module__.startswith("ai_chat._cli."):
+            continue  # the command line's own failure, printed as one line, never raised out
+        homes = [module for module in DOCUMENTED if getattr(module, cls.__name__, None) is cls]
+        expected = ai_chat.store if cls.__name__ in STORE_ERRORS else ai_chat
+        assert homes == [expected], cls
+        assert cls.__name__ in expected.__all__
 
 
 def test_value_errors_are_the_input_errors() -> None:

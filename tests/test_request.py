@@ -13,8 +13,6 @@ import pytest
 from ai_chat import (
     AbortSignal,
     AIChatAdapter,
-    ChatEvent,
-    ChatRequest,
     ChatStream,
     ConfigurationError,
     LimitExceededError,
@@ -23,6 +21,7 @@ from ai_chat import (
     stream_chat,
 )
 from ai_chat.limits import FrozenDict, JSONLimits
+from ai_chat.types import ChatEvent, ChatRequest
 
 HANG_GUARD = 10.0
 

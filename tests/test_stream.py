@@ -15,7 +15,6 @@ from ai_chat import (
     AbortSignal,
     AdapterError,
     AIChatError,
-    ChatRequest,
     ChatStream,
     ConfigurationError,
     LimitExceededError,
@@ -28,6 +27,7 @@ from ai_chat import (
 )
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.limits import FrozenDict
+from ai_chat.types import ChatRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from ai_chat import AbortSignal, AIChatError, ChatRequest, create_chat_stream
+from ai_chat import AbortSignal, AIChatError, create_chat_stream
+from ai_chat.types import ChatRequest
 
 pytestmark = pytest.mark.anyio
 

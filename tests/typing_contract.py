@@ -7,14 +7,13 @@ fails. The lines without a comment must type-check cleanly.
 
 from ai_chat import (
     ChatStream,
-    Message,
-    TextPart,
     is_data,
     is_event,
     is_part,
     normalize_messages,
 )
 from ai_chat.limits import freeze_json
+from ai_chat.types import Message, TextPart
 
 
 async def readers_get_typed_values(stream: ChatStream) -> None:

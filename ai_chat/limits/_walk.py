@@ -29,9 +29,11 @@ __all__ = [
     "JSONObject",
     "JSONValue",
     "format_path",
+    "freeze_and_measure",
     "freeze_json",
     "js_number",
     "json_size",
+    "string_size",
 ]
 
 JSONValue: TypeAlias = (
@@ -59,6 +61,20 @@ _KEEP_ADDS_LENGTH = bytes(b for b in range(0x100) if b not in _ADDS_LENGTH)
 _KEEP_LONG_ESCAPES = bytes(
     b for b in range(0x100) if b not in bytes(range(0x20)) or b in b"\b\t\n\f\r"
 )
+
+
+def string_size(s: str) -> int:
+    """The length of ``JSON.stringify(s)`` in UTF-16 code units, quotes included: the one
+    place the JSON string-size formula is written (escapes count in their escaped form,
+    characters outside the BMP as two units).
+
+    Raises:
+        UnicodeEncodeError: ``s`` holds a lone surrogate (it cannot be written as JSON).
+    """
+    adds = s.encode().translate(None, _KEEP_ADDS_LENGTH)
+    if adds:
+        return len(s) + 2 + len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
+    return len(s) + 2
 
 
 # JavaScript's Number.MAX_SAFE_INTEGER: beyond it a JavaScript reader rounds integers.
@@ -221,7 +237,7 @@ def freeze_json(
         LimitExceededError: the value is deeper, has more values or a longer JSON text
             than ``limits`` allow. The walk stops at the first violation.
     """
-    return _walk(value, limits, root)[0]
+    return freeze_and_measure(value, limits, root)[0]
 
 
 def json_size(value: object, limits: JSONLimits = _DEFAULT_LIMITS) -> int:
@@ -231,7 +247,7 @@ def json_size(value: object, limits: JSONLimits = _DEFAULT_LIMITS) -> int:
     in JavaScript's notation. The text is never built. Raises as :func:`freeze_json` does;
     pass larger ``limits`` to measure larger values.
     """
-    return _walk(value, limits, "$")[1]
+    return freeze_and_measure(value, limits, "$")[1]
 
 
 def _fail(stack: list[_Frame], root: str, reason: str, child: str | int | None) -> ValidationError:
@@ -274,12 +290,9 @@ def _str_size(
         # Rejected before any encoding: a huge string costs no extra memory.
         raise _over(stack, root, "max_chars", max_chars, size + len(s) + 2, child)
     try:
-        adds = s.encode().translate(None, _KEEP_ADDS_LENGTH)
+        return string_size(s)
     except UnicodeEncodeError as exc:
         raise _surrogate(stack, root, s, exc, child) from None
-    if adds:
-        return len(s) + 2 + len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
-    return len(s) + 2
 
 
 def _key_size(key: str, max_chars: int, size: int, stack: list[_Frame], root: str) -> int:
@@ -331,7 +344,7 @@ class _Bail(AIChatError):
     """The fast walk met something it does not handle; the careful walk takes over."""
 
 
-def _walk(value: object, limits: JSONLimits, root: str) -> tuple[JSONValue, int]:
+def freeze_and_measure(value: object, limits: JSONLimits, root: str = "$") -> tuple[JSONValue, int]:
     """Freeze and measure ``value``: the fast walk, or the careful walk when it bails.
 
     Valid values at ordinary depths take the fast recursive walk. Anything else (an
@@ -366,10 +379,6 @@ def _fast_walk(
 # global, which CPython reads fastest.
 
 
-# The string sizing is written out in both loops below on purpose: they run once per
-# value, and a helper call there costs several percent of the whole walk.
-
-
 def _fast_dict(
     d: Any,
     depth: int,
@@ -379,8 +388,7 @@ def _fast_dict(
     known_get: Any = _known_sizes.get,
     set_item: Any = dict.__setitem__,
     frozen_dict: Any = FrozenDict,
-    keep_adds: bytes = _KEEP_ADDS_LENGTH,
-    keep_long: bytes = _KEEP_LONG_ESCAPES,
+    size_of: Any = string_size,
 ) -> tuple[FrozenDict[str, JSONValue], int, int]:
     n = len(d)
     values -= n
@@ -397,16 +405,12 @@ def _fast_dict(
             ks = _learn_key(k, room)
         t = type(v)
         if t is str:
-            used += ks + 3 + len(v)
-            if not (
-                len(v) < 64 and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v
-            ):
-                # Not a short plain string: count what escaping and UTF-16 add.
-                if len(v) >= room:
-                    raise _Bail
-                adds = v.encode().translate(None, keep_adds)
-                if adds:
-                    used += len(adds) + 4 * len(adds.translate(None, keep_long))
+            if len(v) < 64 and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
+                used += ks + 3 + len(v)  # a short plain string: nothing to escape
+            elif len(v) >= room:
+                raise _Bail
+            else:
+                used += ks + 1 + size_of(v)
         elif t is dict or t is frozen_dict:
             if depth >= max_depth:
                 raise _Bail
@@ -433,8 +437,7 @@ def _fast_list(
     values: int,
     max_depth: int,
     frozen_dict: Any = FrozenDict,
-    keep_adds: bytes = _KEEP_ADDS_LENGTH,
-    keep_long: bytes = _KEEP_LONG_ESCAPES,
+    size_of: Any = string_size,
 ) -> tuple[tuple[JSONValue, ...], int, int]:
     n = len(items)
     values -= n
@@ -447,15 +450,12 @@ def _fast_list(
         index += 1
         t = type(v)
         if t is str:
-            used += len(v) + 2
-            if not (
-                len(v) < 64 and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v
-            ):
-                if len(v) >= room:
-                    raise _Bail
-                adds = v.encode().translate(None, keep_adds)
-                if adds:
-                    used += len(adds) + 4 * len(adds.translate(None, keep_long))
+            if len(v) < 64 and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
+                used += len(v) + 2
+            elif len(v) >= room:
+                raise _Bail
+            else:
+                used += size_of(v)
         elif t is dict or t is frozen_dict or t is list or t is tuple:
             if depth >= max_depth:
                 raise _Bail
@@ -497,10 +497,7 @@ def _learn_key(key: str, room: int) -> int:
     """
     if len(key) >= room:
         raise _Bail
-    adds = key.encode().translate(None, _KEEP_ADDS_LENGTH)
-    n = len(key) + 2
-    if adds:
-        n += len(adds) + 4 * len(adds.translate(None, _KEEP_LONG_ESCAPES))
+    n = string_size(key)
     if len(key) <= _KNOWN_MAX_LENGTH:
         if len(_known_sizes) >= _KNOWN_MAX_ENTRIES:
             _known_sizes.clear()

@@ -19,6 +19,7 @@ from .._stream import (
     create_chat_stream,
 )
 from ..limits import JSONLimits
+from ..limits._parse import reject_constant
 from ._encode import new_message_id
 from ._http import JSONError, read_body
 from ._page import CHAT_PAGE_HTML, chat_page_html
@@ -189,13 +190,9 @@ def chat_endpoint(
     return endpoint
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _parse(body: bytes) -> dict[str, object]:
     try:
-        payload: object = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        payload: object = json.loads(body.decode("utf-8"), parse_constant=reject_constant)
     except UnicodeDecodeError as exc:
         raise JSONError(400, "invalid_json", f"the body is not UTF-8 (byte {exc.start})") from None
     except RecursionError:

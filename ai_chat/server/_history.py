@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
 from .._types import Message
-from ..adapters._ui_stream_request import ui_messages
+from ..adapters.ui_stream._request import ui_messages
 
 __all__ = ["SERVER_KEY", "TITLE_CHARS", "parent_of", "title_of", "ui_history"]
 

@@ -5,7 +5,8 @@ messages are the library's normalized messages in an append-only log ordered by 
 store-assigned sequence number. :class:`ConversationStore` is the contract;
 :class:`MemoryConversationStore` (the reference), :class:`SQLiteConversationStore` (the
 embedded default) and :class:`PostgresConversationStore` (extra ``postgres``) keep it,
-as :mod:`ai_chat.store.testing` checks.
+as :class:`ai_chat.testing.ConversationStoreCompliance` checks. The store errors
+(:class:`StoreError` and its subclasses) are exported from here.
 
 ``import ai_chat.store`` loads neither psycopg nor pytest: the PostgreSQL store is
 imported on first use of its name.
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 
+# The one lazy name: it keeps the postgres extra optional (psycopg is imported only when
+# PostgresConversationStore is first used, and its ImportError names the extra).
 def __getattr__(name: str) -> Any:
     if name == "PostgresConversationStore":
         from ._postgres import PostgresConversationStore

@@ -1,8 +1,9 @@
-"""What every store backend shares: argument checks done before any I/O, and the codec.
+"""The store codec: messages in and out of their stored form, and an append's plan.
 
 A message is stored as its canonical JSON text (compact, keys sorted) and the digest of
 that text, so that a replay with the same content is recognized whatever its key order.
 Stored text was validated on the way in, so decoding trusts it and only freezes it again.
+Times are stored as microseconds since the epoch.
 """
 
 # The decoding loops check JSON values typed Any with `type(x) is ...` at run time, which
@@ -16,60 +17,30 @@ import hashlib
 import json
 import json.scanner
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, TypeVar, cast
 
-from .._errors import ConfigurationError, ValidationError
+from .._errors import ValidationError
 from .._messages import normalize_messages
 from .._types import Message
-from ..limits import FrozenDict, JSONLimits, JSONObject, freeze_json
-from ._errors import DuplicateMessageError, InvalidRatingError, StoreError, VersionConflictError
-from ._records import Conversation, StoredMessage
+from ..limits import FrozenDict, JSONLimits
+from ._checks import MAX_KEY_CHARS, check_expected_version, check_key, text_problem
+from ._errors import DuplicateMessageError, StoreError, VersionConflictError
+from ._records import StoredMessage
 
 __all__ = [
-    "DEFAULT_CACHE_CHARS",
-    "DEFAULT_STORE_LIMITS",
-    "MAX_COMMENT_CHARS",
-    "MAX_KEY_CHARS",
     "EncodedMessage",
-    "MessageCache",
     "check_append",
-    "check_cache_chars",
-    "check_count",
-    "check_create",
-    "check_expected_version",
-    "check_key",
-    "check_listing",
-    "check_load",
-    "check_optional_count",
-    "check_rate",
-    "check_rating",
-    "check_recent",
     "decode_json",
     "decode_message",
     "decode_rows",
     "encode_batch",
     "encode_json",
-    "freeze_metadata",
     "from_micros",
-    "new_conversation_id",
-    "new_record",
     "now_micros",
     "plan_append",
-    "serve_load",
 ]
-
-_Time = TypeVar("_Time")
-_ABSENT = object()
-_EMPTY: FrozenDict[str, Any] = FrozenDict()
-
-DEFAULT_STORE_LIMITS = JSONLimits(max_depth=64, max_values=100_000, max_chars=16_000_000)
-"""The bounds on one appended batch (and on one conversation's metadata) by default."""
-
-MAX_KEY_CHARS = 256
-MAX_COMMENT_CHARS = 10_000
 
 
 def now_micros() -> int:
@@ -85,151 +56,9 @@ def from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
 
 
-def new_conversation_id() -> str:
-    return str(uuid.uuid4())
-
-
-def _text_problem(value: str) -> str | None:
-    if "\x00" in value:
-        return "must not contain NUL characters"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "must not contain lone surrogates"
-    return None
-
-
-def check_key(name: str, value: object) -> str:
-    """A conversation id, context or subject id: a non-empty ``str`` of bounded length."""
-    expected = f"a non-empty str of at most {MAX_KEY_CHARS} characters without NUL"
-    if type(value) is not str or not value or len(value) > MAX_KEY_CHARS:
-        raise ConfigurationError(name, value, expected)
-    if _text_problem(value) is not None:
-        raise ConfigurationError(name, value, expected)
-    return value
-
-
-def check_count(name: str, value: object) -> int:
-    """``after``, ``limit`` or ``count``: an ``int`` >= 0 (``bool`` excluded)."""
-    if type(value) is not int or value < 0:
-        raise ConfigurationError(name, value, "an int >= 0")
-    return value
-
-
-def check_optional_count(name: str, value: object) -> int | None:
-    """An ``int`` >= 0 or ``None``."""
-    if value is None:
-        return None
-    if type(value) is not int or value < 0:
-        raise ConfigurationError(name, value, "an int >= 0 or None")
-    return value
-
-
-def check_expected_version(value: object) -> int | None:
-    return check_optional_count("expected_version", value)
-
-
-def check_rating(rating: object, comment: object) -> tuple[int, str | None]:
-    """Raise :class:`InvalidRatingError` unless ``rating`` is an int from 1 to 5."""
-    if type(rating) is not int or not 1 <= rating <= 5:
-        raise InvalidRatingError(
-            rating, f"a rating is an int from 1 to 5 (not a bool or float), got {rating!r}"
-        )
-    if comment is None:
-        return rating, None
-    if type(comment) is not str or len(comment) > MAX_COMMENT_CHARS:
-        shown = comment if type(comment) is not str else f"a str of {len(comment)} characters"
-        raise InvalidRatingError(
-            rating,
-            f"a rating comment is None or a str of at most {MAX_COMMENT_CHARS:,} "
-            f"characters, got {shown!r}",
-        )
-    problem = _text_problem(comment)
-    if problem is not None:
-        raise InvalidRatingError(rating, f"a rating comment {problem}")
-    return rating, comment
-
-
-def freeze_metadata(metadata: object, limits: JSONLimits) -> JSONObject:
-    """Metadata as a deep-frozen JSON object (``None`` gives ``{}``)."""
-    if metadata is None:
-        return FrozenDict()
-    if not isinstance(metadata, Mapping):
-        raise ValidationError("metadata", f"expected a JSON object, got {type(metadata).__name__}")
-    frozen = freeze_json(dict(cast("Mapping[str, object]", metadata)), limits, root="metadata")
-    return cast(JSONObject, frozen)
-
-
-def check_create(
-    context: object,
-    subject_id: object,
-    metadata: object,
-    conversation_id: object,
-    limits: JSONLimits,
-) -> tuple[str, JSONObject]:
-    """``create_conversation``'s arguments checked: the id to create (a new one when
-    ``conversation_id`` is ``None``) and the frozen metadata."""
-    check_key("context", context)
-    check_key("subject_id", subject_id)
-    wanted = None if conversation_id is None else check_key("conversation_id", conversation_id)
-    frozen = freeze_metadata(metadata, limits)
-    return (new_conversation_id() if wanted is None else wanted), frozen
-
-
-def new_record(
-    conversation_id: str, context: str, subject_id: str, metadata: JSONObject, created: datetime
-) -> Conversation:
-    """The record of a conversation just created: no messages, no rating."""
-    return Conversation(
-        id=conversation_id,
-        context=context,
-        subject_id=subject_id,
-        created_at=created,
-        updated_at=created,
-        metadata=metadata,
-        rating=None,
-        comment=None,
-        version=0,
-    )
-
-
-def check_listing(context: object, subject_id: object, limit: object) -> int:
-    """``list_conversations``'s arguments checked: the ``limit``."""
-    check_key("context", context)
-    check_key("subject_id", subject_id)
-    return check_count("limit", limit)
-
-
-def check_append(
-    conversation_id: object,
-    messages: Sequence[object],
-    expected_version: object,
-    limits: JSONLimits,
-) -> tuple[int | None, tuple[EncodedMessage, ...]]:
-    """``append_messages``'s arguments checked: the expected version and the encoded batch."""
-    checked_id = check_key("conversation_id", conversation_id)
-    expected = check_expected_version(expected_version)
-    return expected, encode_batch(checked_id, messages, limits)
-
-
-def check_load(conversation_id: object, after: object, limit: object) -> tuple[int, int | None]:
-    """``load_messages``'s arguments checked: ``after`` and ``limit``."""
-    check_key("conversation_id", conversation_id)
-    return check_count("after", after), check_optional_count("limit", limit)
-
-
-def check_recent(conversation_id: object, count: object) -> int:
-    """``load_recent_messages``'s arguments checked: the ``count``."""
-    check_key("conversation_id", conversation_id)
-    return check_count("count", count)
-
-
-def check_rate(conversation_id: object, rating: object, comment: object) -> tuple[int, str | None]:
-    """``rate``'s arguments checked (the rating first): the rating and the comment."""
-    checked = check_rating(rating, comment)
-    check_key("conversation_id", conversation_id)
-    return checked
-
+_Time = TypeVar("_Time")
+_ABSENT = object()
+_EMPTY: FrozenDict[str, Any] = FrozenDict()
 
 # Built once: json.dumps with options builds an encoder on every call.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -283,7 +112,7 @@ def encode_batch(
     encoded: list[EncodedMessage] = []
     for index, message in enumerate(normalized):
         message_id = message["id"]
-        problem = _text_problem(message_id)
+        problem = text_problem(message_id)
         if len(message_id) > MAX_KEY_CHARS:
             problem = f"must be at most {MAX_KEY_CHARS} characters in a store"
         if problem is not None:
@@ -297,6 +126,18 @@ def encode_batch(
         digest = hashlib.sha256(body.encode("utf-8")).digest()
         encoded.append(EncodedMessage(message_id, body, digest, message))
     return tuple(encoded)
+
+
+def check_append(
+    conversation_id: object,
+    messages: Sequence[object],
+    expected_version: object,
+    limits: JSONLimits,
+) -> tuple[int | None, tuple[EncodedMessage, ...]]:
+    """``append_messages``'s arguments checked: the expected version and the encoded batch."""
+    checked_id = check_key("conversation_id", conversation_id)
+    expected = check_expected_version(expected_version)
+    return expected, encode_batch(checked_id, messages, limits)
 
 
 def _lists_to_tuples(value: Any) -> Any:
@@ -435,118 +276,3 @@ def plan_append(
     if new and expected_version is not None and expected_version != version:
         raise VersionConflictError(conversation_id, expected_version, version)
     return tuple(seqs), tuple(new)
-
-
-def check_cache_chars(value: object) -> int:
-    """The ``cache_chars`` option: an ``int`` >= 0 (0 turns the cache off)."""
-    if type(value) is not int or value < 0:
-        raise ConfigurationError("cache_chars", value, "an int >= 0 (0 turns the cache off)")
-    return value
-
-
-DEFAULT_CACHE_CHARS = 8_000_000
-"""The stored JSON text of the messages a store keeps decoded in memory, by default."""
-
-
-class MessageCache:
-    """Decoded messages of recently loaded conversations, least recently used dropped first.
-
-    A log is append-only and a stored message never changes, so a message once read
-    stays valid: each conversation's entry is a prefix of its log (``seq`` 1 to ``n``)
-    and a load only reads the messages after it, in one snapshot that also holds the
-    prefix. Bounded by the stored JSON text of the cached messages (``max_chars``); a
-    conversation larger than that is never cached. Used from the event loop only.
-    """
-
-    __slots__ = ("_chars", "_entries", "_max_chars")
-
-    def __init__(self, max_chars: int) -> None:
-        self._max_chars = max_chars
-        self._chars = 0
-        # conversation id -> (its first messages, their JSON text's size)
-        self._entries: dict[str, tuple[list[StoredMessage], int]] = {}
-
-    @property
-    def enabled(self) -> bool:
-        return self._max_chars > 0
-
-    @property
-    def chars(self) -> int:
-        """The size of the cached messages' stored JSON text."""
-        return self._chars
-
-    def prefix(self, conversation_id: str) -> list[StoredMessage]:
-        """The cached messages of the conversation, from ``seq`` 1 (empty if none).
-
-        The list is the cache's own: read it, never change it."""
-        entry = self._entries.pop(conversation_id, None)
-        if entry is None:
-            return []
-        self._entries[conversation_id] = entry  # now the most recently used
-        return entry[0]
-
-    def extend(
-        self, conversation_id: str, start: int, loaded: Sequence[StoredMessage], chars: int
-    ) -> None:
-        """Add messages just loaded from ``seq`` ``start + 1`` on, if they continue the
-        cached prefix (another load may have added them first)."""
-        if not loaded or self._max_chars <= 0:
-            return
-        entry = self._entries.pop(conversation_id, None)
-        messages, size = ([], 0) if entry is None else entry
-        if len(messages) != start or loaded[0].seq != start + 1:
-            if entry is not None:
-                self._entries[conversation_id] = entry
-            return
-        if size + chars > self._max_chars:  # never kept, and it evicts nothing
-            self._chars -= size
-            return
-        messages.extend(loaded)
-        self._entries[conversation_id] = (messages, size + chars)
-        self._chars += chars
-        while self._chars > self._max_chars and self._entries:
-            oldest = next(iter(self._entries))
-            self._chars -= self._entries.pop(oldest)[1]
-
-    def serve(
-        self, conversation_id: str, after: int, limit: int | None
-    ) -> tuple[tuple[StoredMessage, ...], int, int | None]:
-        """:func:`serve_load` over the cached messages of the conversation."""
-        return serve_load(self.prefix(conversation_id) if self.enabled else [], after, limit)
-
-    def join(
-        self,
-        conversation_id: str,
-        start: int,
-        head: tuple[StoredMessage, ...],
-        loaded: tuple[StoredMessage, ...],
-        chars: int,
-    ) -> tuple[StoredMessage, ...]:
-        """A load's answer: ``head`` from the cache, then ``loaded`` from the database
-        (read after ``start``, ``chars`` of stored text), which the cache keeps."""
-        if not loaded:
-            return head
-        self.extend(conversation_id, start, loaded, chars)
-        return head + loaded if head else loaded
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self._chars = 0
-
-
-def serve_load(
-    cached: list[StoredMessage], after: int, limit: int | None
-) -> tuple[tuple[StoredMessage, ...], int, int | None]:
-    """Split a load between the cache and the database.
-
-    Returns the messages the cache has (``seq > after``, at most ``limit``), the ``seq``
-    after which the database is to be read, and how many to read there (``None``: all;
-    0: none, the cache answered the whole load).
-    """
-    upto = len(cached)
-    if after >= upto:
-        return (), after, limit
-    end = upto if limit is None else min(upto, after + limit)
-    head = tuple(cached[after:end])
-    remaining = None if limit is None else limit - len(head)
-    return head, upto, remaining

@@ -9,21 +9,17 @@ import anyio.lowlevel
 
 from .._closing import AsyncClosing
 from ..limits import JSONLimits
-from ._codec import (
+from ._checks import (
     DEFAULT_STORE_LIMITS,
-    check_append,
     check_create,
     check_key,
     check_listing,
     check_load,
     check_rate,
     check_recent,
-    decode_message,
-    from_micros,
     new_record,
-    now_micros,
-    plan_append,
 )
+from ._codec import check_append, decode_message, from_micros, now_micros, plan_append
 from ._errors import ConversationExistsError, ConversationNotFoundError, StoreError
 from ._records import AppendResult, Conversation, StoredMessage
 

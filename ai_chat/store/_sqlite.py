@@ -17,24 +17,24 @@ import anyio.to_thread
 from .._closing import AsyncClosing
 from .._errors import ConfigurationError
 from ..limits import JSONLimits
-from ._codec import (
-    DEFAULT_CACHE_CHARS,
+from ._cache import DEFAULT_CACHE_CHARS, MessageCache, check_cache_chars
+from ._checks import (
     DEFAULT_STORE_LIMITS,
-    EncodedMessage,
-    MessageCache,
-    check_append,
-    check_cache_chars,
     check_create,
     check_key,
     check_listing,
     check_load,
     check_rate,
     check_recent,
+    new_record,
+)
+from ._codec import (
+    EncodedMessage,
+    check_append,
     decode_json,
     decode_rows,
     encode_json,
     from_micros,
-    new_record,
     now_micros,
     plan_append,
 )
@@ -42,78 +42,21 @@ from ._errors import (
     AppendError,
     ConversationExistsError,
     ConversationNotFoundError,
-    SchemaVersionError,
     StoreError,
 )
 from ._group import GroupCommit
 from ._records import AppendResult, Conversation, StoredMessage
+from ._sqlite_schema import migrate
 from ._threads import ThreadWorker
 
 __all__ = [
     "LIST_CONVERSATIONS_SQL",
-    "SCHEMA_VERSION",
     "SYNCHRONOUS",
     "SQLiteConversationStore",
     "append_lookup_sql",
 ]
 
 _T = TypeVar("_T")
-
-# Each step takes the schema from version i to i + 1; the database's ``user_version``
-# says how many have run. Steps are never edited once released, only added.
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE ai_chat_conversations (
-            id TEXT PRIMARY KEY NOT NULL,
-            context TEXT NOT NULL,
-            subject_id TEXT NOT NULL,
-            created_at INTEGER NOT NULL,
-            updated_at INTEGER NOT NULL,
-            activity INTEGER NOT NULL,
-            metadata TEXT NOT NULL,
-            rating INTEGER CHECK (rating BETWEEN 1 AND 5),
-            comment TEXT,
-            version INTEGER NOT NULL DEFAULT 0
-        )""",
-        """CREATE INDEX ai_chat_conversations_by_activity
-            ON ai_chat_conversations (context, subject_id, activity DESC)""",
-        """CREATE TABLE ai_chat_messages (
-            conversation_id TEXT NOT NULL
-                REFERENCES ai_chat_conversations (id) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            message_id TEXT NOT NULL,
-            digest BLOB NOT NULL,
-            created_at INTEGER NOT NULL,
-            body TEXT NOT NULL,
-            PRIMARY KEY (conversation_id, seq),
-            UNIQUE (conversation_id, message_id)
-        )""",
-    ),
-    # 2: messages clustered by (conversation_id, seq) in a WITHOUT ROWID table, so a
-    # load reads one b-tree in order and an append writes one b-tree fewer; the message
-    # id index gets a name, so that the idempotency lookup can insist on it.
-    (
-        """CREATE TABLE ai_chat_messages_2 (
-            conversation_id TEXT NOT NULL
-                REFERENCES ai_chat_conversations (id) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            message_id TEXT NOT NULL,
-            digest BLOB NOT NULL,
-            created_at INTEGER NOT NULL,
-            body TEXT NOT NULL,
-            PRIMARY KEY (conversation_id, seq)
-        ) WITHOUT ROWID""",
-        """INSERT INTO ai_chat_messages_2 (conversation_id, seq, message_id, digest,
-            created_at, body)
-            SELECT conversation_id, seq, message_id, digest, created_at, body
-            FROM ai_chat_messages ORDER BY conversation_id, seq""",
-        "DROP TABLE ai_chat_messages",
-        "ALTER TABLE ai_chat_messages_2 RENAME TO ai_chat_messages",
-        """CREATE UNIQUE INDEX ai_chat_messages_by_message_id
-            ON ai_chat_messages (conversation_id, message_id)""",
-    ),
-)
-SCHEMA_VERSION = len(_MIGRATIONS)
 
 SYNCHRONOUS = "FULL"
 """The writer's ``PRAGMA synchronous`` by default: in WAL mode, each commit is synced to
@@ -185,23 +128,6 @@ def _connect(
         conn.close()
         raise
     return conn
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        found: int = conn.execute("PRAGMA user_version").fetchone()[0]
-        if found > SCHEMA_VERSION:
-            raise SchemaVersionError(found, SCHEMA_VERSION)
-        for step in _MIGRATIONS[found:]:
-            for statement in step:
-                conn.execute(statement)
-        if found != SCHEMA_VERSION:
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 _GROUP_MAX = 256  # writes committed together at most
@@ -383,7 +309,7 @@ class SQLiteConversationStore(AsyncClosing):
                 self._path, self._busy_timeout, reader=False, synchronous=self._synchronous
             )
             opened.append(writer)
-            _migrate(writer)
+            migrate(writer)
             if self._memory:
                 return writer, [writer]
             for _ in range(self._reader_count):

@@ -22,10 +22,11 @@ import httpx
 import pytest
 import uvicorn
 
-from ai_chat import AbortSignal, ChatRequest
+from ai_chat import AbortSignal
 from ai_chat.adapters import ScriptedAdapter, default_script
 from ai_chat.server import create_chat_app
 from ai_chat.store import MemoryConversationStore
+from ai_chat.types import ChatRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "tests" / "js" / "browser_chat.mjs"

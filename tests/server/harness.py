@@ -24,7 +24,8 @@ import anyio.to_thread
 import uvicorn
 from starlette.types import ASGIApp, Message
 
-from ai_chat import AbortSignal, ChatRequest
+from ai_chat import AbortSignal
+from ai_chat.types import ChatRequest
 
 # A guard against hangs, never a performance assertion.
 HANG_GUARD = 10.0

@@ -16,11 +16,12 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import Message
 
-from ai_chat import AbortSignal, ChatRequest, ConfigurationError, ValidationError
+from ai_chat import AbortSignal, ConfigurationError, ValidationError
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.limits import JSONLimits
 from ai_chat.server import MASKED_ERROR, chat_endpoint, create_chat_app
 from ai_chat.server._page import CHAT_PAGE_HTML, chat_page_html
+from ai_chat.types import ChatRequest
 
 from .harness import (
     HANG_GUARD,

@@ -8,13 +8,13 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from ai_chat import ChatEvent
 from ai_chat._events import EventChecker
 from ai_chat._messages import normalize_messages
 from ai_chat.limits import JSONLimits
 from ai_chat.server import convert_ui_messages
 from ai_chat.server._assemble import AnswerAssembler
 from ai_chat.server._history import current_line, parent_of, title_of, ui_history
+from ai_chat.types import ChatEvent
 
 from .scripts import EVERY_EVENT
 from .test_js_client import EXPECTED_MESSAGE

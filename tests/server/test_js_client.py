@@ -15,10 +15,11 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
-from ai_chat import AbortSignal, ChatRequest
+from ai_chat import AbortSignal
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.server import MASKED_ERROR, chat_endpoint, create_chat_app
 from ai_chat.store import MemoryConversationStore
+from ai_chat.types import ChatRequest
 
 from .harness import running
 from .scripts import EVERY_CHUNK, EVERY_EVENT, USAGE

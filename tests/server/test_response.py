@@ -14,9 +14,10 @@ from typing import Any
 import anyio
 import pytest
 
-from ai_chat import AbortSignal, ChatRequest, ProviderError, create_chat_stream
+from ai_chat import AbortSignal, ProviderError, create_chat_stream
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.server import MASKED_ERROR, UIMessageStreamResponse
+from ai_chat.types import ChatRequest
 
 from .harness import HANG_GUARD, HELLO, ASGIResult, Recorder, call_asgi, sse_chunks
 from .scripts import EVERY_CHUNK, EVERY_EVENT, USAGE

@@ -19,7 +19,7 @@ import pytest
 from starlette.requests import Request
 from store.postgres_server import throwaway_postgres
 
-from ai_chat import AbortSignal, ChatRequest, ConfigurationError
+from ai_chat import AbortSignal, ConfigurationError
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.server import convert_ui_messages, create_chat_app
 from ai_chat.server._response import ANSWER_NOT_SAVED
@@ -30,6 +30,7 @@ from ai_chat.store import (
     SQLiteConversationStore,
     messages_of,
 )
+from ai_chat.types import ChatRequest
 
 from .harness import HANG_GUARD, ASGIResult, Recorder, call_asgi, sse_chunks
 from .scripts import EVERY_EVENT

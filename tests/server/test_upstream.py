@@ -8,8 +8,8 @@ import json
 
 import anyio
 import pytest
-from providers.fake_server import Request, Response, serve
-from providers.test_openai_chat import SSE_HEADERS, sdk_client, text_chunks
+from adapters._support.fake_server import Request, Response, serve
+from adapters.openai.test_chat import SSE_HEADERS, sdk_client, text_chunks
 
 from ai_chat.adapters.openai import OpenAIChatAdapter
 from ai_chat.server import create_chat_app
@@ -51,7 +51,7 @@ async def test_a_client_disconnect_closes_the_upstream_connection() -> None:
 
 async def test_the_provider_answer_streams_through() -> None:
     def complete(request: Request) -> Response:
-        from providers.test_openai_chat import ending
+        from adapters.openai.test_chat import ending
 
         return Response(200, SSE_HEADERS, [*text_chunks("Hel", "lo"), *ending()])
 

@@ -26,7 +26,7 @@ from ai_chat.store import (
     StoredMessage,
     StoreError,
 )
-from ai_chat.store.testing import ConversationStoreCompliance, StoreFactory
+from ai_chat.testing import ConversationStoreCompliance, StoreFactory
 
 pytestmark = pytest.mark.anyio
 

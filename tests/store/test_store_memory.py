@@ -3,7 +3,7 @@
 import pytest
 
 from ai_chat.store import MemoryConversationStore
-from ai_chat.store.testing import ConversationStoreCompliance, StoreFactory
+from ai_chat.testing import ConversationStoreCompliance, StoreFactory
 
 
 class TestMemoryStore(ConversationStoreCompliance):

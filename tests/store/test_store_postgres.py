@@ -23,8 +23,8 @@ from ai_chat.store import (
     SchemaVersionError,
     StoreError,
 )
-from ai_chat.store._postgres import SCHEMA_VERSION
-from ai_chat.store.testing import (
+from ai_chat.store._postgres_schema import SCHEMA_VERSION
+from ai_chat.testing import (
     ConversationStoreCompliance,
     PersistentStoreCompliance,
     StoreFactory,
@@ -242,11 +242,11 @@ async def test_find_latest_uses_the_index(postgres_dsn: str) -> None:
 
 
 async def test_a_version_1_database_migrates_to_the_current_schema(postgres_dsn: str) -> None:
-    from ai_chat.store._postgres import _MIGRATIONS  # pyright: ignore[reportPrivateUsage]
+    from ai_chat.store._postgres_schema import MIGRATIONS
 
     # The schema as release 1 left it, with a conversation and a message in it.
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        for statement in _MIGRATIONS[0]:
+        for statement in MIGRATIONS[0]:
             conn.execute(statement)
         conn.execute("CREATE TABLE ai_chat_schema (version integer NOT NULL)")
         conn.execute("INSERT INTO ai_chat_schema (version) VALUES (1)")

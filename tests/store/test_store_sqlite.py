@@ -20,14 +20,11 @@ from ai_chat.store import (
     SQLiteConversationStore,
     StoreError,
 )
-from ai_chat.store._codec import DEFAULT_STORE_LIMITS, encode_batch
-from ai_chat.store._sqlite import (
-    _MIGRATIONS,  # pyright: ignore[reportPrivateUsage]
-    LIST_CONVERSATIONS_SQL,
-    SCHEMA_VERSION,
-    append_lookup_sql,
-)
-from ai_chat.store.testing import (
+from ai_chat.store._checks import DEFAULT_STORE_LIMITS
+from ai_chat.store._codec import encode_batch
+from ai_chat.store._sqlite import LIST_CONVERSATIONS_SQL, append_lookup_sql
+from ai_chat.store._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from ai_chat.testing import (
     ConversationStoreCompliance,
     PersistentStoreCompliance,
     StoreFactory,
@@ -98,7 +95,7 @@ async def test_a_version_1_database_is_migrated_with_its_messages(tmp_path: Path
     # A database as ai_chat's first schema left it: messages in a rowid table.
     path = tmp_path / "chats.db"
     conn = sqlite3.connect(path, isolation_level=None)
-    for statement in _MIGRATIONS[0]:
+    for statement in MIGRATIONS[0]:
         conn.execute(statement)
     conn.execute("PRAGMA user_version = 1")
     conn.execute(
