@@ -37,6 +37,11 @@ import ai_chat.adapters.openai
 import ai_chat.adapters.openai._adapter
 import ai_chat.adapters.ui_stream
 import ai_chat.adapters.ui_stream._adapter
+import ai_chat.history
+import ai_chat.history._composition
+import ai_chat.history._detector
+import ai_chat.history._redaction
+import ai_chat.history._templates
 import ai_chat.limits
 import ai_chat.limits._frozen
 import ai_chat.limits._limits
@@ -147,6 +152,46 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "SQLiteConversationStore": ai_chat.store._sqlite,
         "StoredMessage": ai_chat.store._records,
         "messages_of": ai_chat.store._records,
+    },
+    ai_chat.history: {
+        **dict.fromkeys(
+            [
+                "Condition",
+                "InstructionComposer",
+                "InstructionContext",
+                "InstructionSection",
+                "create_test_instruction_context",
+                "when_any_tool_available",
+                "when_metadata",
+                "when_metadata_present",
+                "when_step",
+                "when_tools_available",
+            ],
+            ai_chat.history._composition,
+        ),
+        **dict.fromkeys(["Detector", "Finding", "Rule"], ai_chat.history._detector),
+        **dict.fromkeys(
+            [
+                "RedactionSession",
+                "Redactor",
+                "default_detectors",
+                "redact_message",
+                "redact_messages",
+                "redact_text",
+            ],
+            ai_chat.history._redaction,
+        ),
+        **dict.fromkeys(
+            [
+                "InstructionTemplate",
+                "MissingVariable",
+                "MissingVariableError",
+                "TemplateSyntaxError",
+                "extract_template_variables",
+                "render_template",
+            ],
+            ai_chat.history._templates,
+        ),
     },
     ai_chat.testing: {
         "AdapterConformance": ai_chat.testing._conformance,
@@ -360,7 +405,12 @@ def test_every_exception_has_one_public_home() -> None:
         if cls.__module__.startswith("ai_chat._cli."):
             continue  # the command line's own failure, printed as one line, never raised out
         homes = [module for module in DOCUMENTED if getattr(module, cls.__name__, None) is cls]
-        expected = ai_chat.store if cls.__name__ in STORE_ERRORS else ai_chat
+        if cls.__name__ in STORE_ERRORS:
+            expected = ai_chat.store
+        elif cls.__module__.startswith("ai_chat.history."):
+            expected = ai_chat.history
+        else:
+            expected = ai_chat
         assert homes == [expected], cls
         assert cls.__name__ in expected.__all__
 
