@@ -1,34 +1,31 @@
 """A chat request as an OpenAI Chat Completions request body (pure code, no I/O).
 
-What the API cannot express raises :class:`~ai_chat.ValidationError` with the JSON path
-of the offending value, before anything is sent; nothing is dropped silently. The body
-is plain JSON (objects may be ``FrozenDict``, arrays ``tuple``: ``json.dumps`` takes both).
+The messages are :func:`ai_chat.formats.to_openai_chat`'s; this module maps the tools and
+parameters. What the API cannot express raises :class:`~ai_chat.ValidationError` with the
+JSON path of the offending value, before anything is sent; nothing is dropped silently.
+The body is plain JSON (objects may be ``FrozenDict``, arrays ``tuple``: ``json.dumps``
+takes both).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Final, cast
 
 from ..._errors import ValidationError
-from ..._types import ChatRequest, Message, ToolDefinition
+from ..._types import ChatRequest, ToolDefinition
+from ...formats import ReasoningParts, to_openai_chat
 from ...limits import FrozenDict
 from ...limits._walk import format_path
 from .._base.mapping import (
     Body,
     Parameters,
-    compact_json,
-    output_text,
     provider_options,
     refuse_reserved,
     tool_definition,
-    unsendable,
-    user_parts,
 )
 
 __all__ = ["ReasoningParts", "chat_body"]
-
-ReasoningParts: TypeAlias = Literal["error", "omit"]
 
 # The portable parameters and the Chat Completions fields they become.
 _FIELDS: Final = {
@@ -65,8 +62,7 @@ _RESERVED: Final = {
 }
 
 _FIELD_PATH = "$.parameters.providerOptions.openai"
-_API: Final = "OpenAI Chat Completions"
-_PARAMETERS: Final = Parameters(_FIELDS, _REFUSED, _API, "openai")
+_PARAMETERS: Final = Parameters(_FIELDS, _REFUSED, "OpenAI Chat Completions", "openai")
 
 
 def chat_body(
@@ -84,11 +80,7 @@ def chat_body(
     """
     body: Body = {
         "model": parameters.get("model", model),
-        "messages": [
-            entry
-            for index, message in enumerate(request["messages"])
-            for entry in _message(message, index, reasoning_parts)
-        ],
+        "messages": to_openai_chat(request["messages"], reasoning_parts=reasoning_parts),
     }
     _PARAMETERS.map_streaming(
         parameters, body, tools=request["tools"], tool=_tool, tool_choice=_tool_choice
@@ -116,96 +108,6 @@ def _merge_provider_options(body: Body, extra: Mapping[str, object]) -> None:
         else:
             refuse_reserved(name, _RESERVED, path)
             body[name] = value
-
-
-def _message(message: Message, index: int, reasoning_parts: ReasoningParts) -> list[Body]:
-    role = message["role"]
-    parts = cast("tuple[Mapping[str, Any], ...]", message["parts"])
-    root = format_path([index, "parts"], "$.messages")
-    if role == "tool":
-        return [
-            {
-                "role": "tool",
-                "tool_call_id": part["toolCallId"],
-                "content": output_text(part["output"]),
-            }
-            for part in parts
-        ]
-    if role == "system":
-        return [{"role": "system", "content": _text_content([p["text"] for p in parts])}]
-    if role == "user":
-        return [{"role": "user", "content": _user_content(parts, root)}]
-    texts: list[str] = []
-    calls: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            texts.append(part["text"])
-        elif kind == "tool-call":
-            calls.append(
-                {
-                    "id": part["toolCallId"],
-                    "type": "function",
-                    "function": {
-                        "name": part["toolName"],
-                        "arguments": compact_json(part["input"]),
-                    },
-                }
-            )
-        elif kind == "reasoning":
-            if reasoning_parts == "error":
-                raise ValidationError(
-                    format_path([position], root),
-                    "OpenAI Chat Completions has no input field for reasoning; remove the "
-                    'part, or construct the adapter with reasoning_parts="omit" to leave '
-                    "reasoning parts out of requests",
-                )
-        else:
-            raise ValidationError(
-                format_path([position], root), unsendable(kind, "assistant", _API)
-            )
-    entry: Body = {"role": "assistant", "content": _text_content(texts) if texts else None}
-    if calls:
-        entry["tool_calls"] = calls
-    elif not texts:
-        entry["content"] = ""
-    return [entry]
-
-
-def _user_content(parts: tuple[Mapping[str, Any], ...], root: str) -> str | list[Body]:
-    if len(parts) == 1 and parts[0]["type"] == "text":
-        return cast(str, parts[0]["text"])
-    return user_parts(
-        parts, root, _API, text=lambda text: {"type": "text", "text": text}, file=_file
-    )
-
-
-def _file(part: Mapping[str, Any], position: int, path: str) -> Body:
-    media_type = cast(str, part["mediaType"])
-    url = cast(str, part["url"])
-    if media_type.lower().startswith("image/"):
-        return {"type": "image_url", "image_url": {"url": url}}
-    if media_type.lower() == "application/pdf":
-        if not url.startswith("data:"):
-            raise ValidationError(
-                format_path(["url"], path),
-                "OpenAI Chat Completions takes a PDF only as a data: URL (base64), not by "
-                "reference; fetch the file and send it as a data: URL",
-            )
-        return {
-            "type": "file",
-            "file": {"filename": part.get("filename") or f"part-{position}.pdf", "file_data": url},
-        }
-    raise ValidationError(
-        format_path(["mediaType"], path),
-        f'OpenAI Chat Completions cannot take "{media_type}" files (images and PDFs only)',
-    )
-
-
-def _text_content(texts: list[str]) -> str | list[Body]:
-    if len(texts) == 1:
-        return texts[0]
-    return [{"type": "text", "text": text} for text in texts]
 
 
 def _tool(tool: ToolDefinition) -> Body:

@@ -5,22 +5,9 @@ JSON path of the offending value, before anything is sent; nothing is dropped si
 The body is plain JSON (objects may be ``FrozenDict``, arrays ``tuple``: ``json.dumps``
 takes both).
 
-The mapping, into the ``input`` item list (the conversation in order):
+The messages are :func:`ai_chat.formats.to_openai_responses`'s (with ``store`` from
+``providerOptions.openai.store``); this module maps the rest:
 
-* system messages become ``{"role": "system", "content": ...}`` input messages where
-  they stand (``providerOptions.openai.instructions`` is passed on for the top-level
-  field);
-* user text (``input_text``), images (``input_image``, by URL or data URL) and PDFs
-  (``input_file``: ``file_url`` for an http(s) URL, ``file_data`` for a data URL);
-* assistant text becomes an assistant message of ``output_text`` (with its item ``id``
-  from ``providerMetadata.openai.itemId`` when it has one); reasoning parts become
-  ``reasoning`` items (``id`` from ``providerMetadata.openai.itemId``, ``encrypted_content``
-  from ``providerMetadata.openai.reasoningEncryptedContent``; the parts of one item, one
-  per summary, are joined again); tool calls become ``function_call`` items (``call_id``,
-  ``name``, ``arguments`` as a JSON string). With ``providerOptions.openai.store: false``
-  the API keeps no items, so message and function call ids are left out (the API would
-  look them up and fail) and a reasoning item needs its encrypted content;
-* tool messages become ``function_call_output`` items;
 * tools are ``{"type": "function", "name", "description", "parameters", "strict":
   false}``; ``toolChoice`` becomes ``tool_choice``;
 * parameters: ``temperature``, ``topP`` (``top_p``), ``maxOutputTokens``
@@ -32,29 +19,21 @@ The mapping, into the ``input`` item list (the conversation in order):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Final, cast
 
-from ..._errors import ValidationError
-from ..._types import ChatRequest, Message, ToolDefinition
+from ..._types import ChatRequest, ToolDefinition
+from ...formats import ReasoningParts, to_openai_responses
 from ...limits import FrozenDict
 from ...limits._walk import format_path
 from .._base.mapping import (
     Body,
     Parameters,
-    Parts,
-    compact_json,
-    output_text,
-    provider_metadata,
     provider_options,
     refuse_reserved,
     tool_definition,
-    unsendable,
-    user_parts,
 )
 
 __all__ = ["ReasoningParts", "responses_body"]
-
-ReasoningParts: TypeAlias = Literal["error", "omit"]
 
 _API: Final = "the OpenAI Responses API"
 
@@ -119,9 +98,9 @@ def responses_body(
     # With store: false the API keeps nothing, so an item id in the input names an item
     # it cannot find (a 400/404): ids go out only for items the API stores.
     stateless = extra.get("store") is False
-    items: list[Body] = []
-    for index, message in enumerate(request["messages"]):
-        _message(items, message, index, reasoning_parts, stateless)
+    items = to_openai_responses(
+        request["messages"], reasoning_parts=reasoning_parts, store=not stateless
+    )
     body: Body = {"model": parameters.get("model", model), "input": items}
     _PARAMETERS.map_streaming(
         parameters, body, tools=request["tools"], tool=_tool, tool_choice=_tool_choice
@@ -130,172 +109,6 @@ def responses_body(
         refuse_reserved(name, _RESERVED, format_path([name], _OPTIONS_PATH))
         body[name] = value
     return body
-
-
-def _message(
-    items: list[Body],
-    message: Message,
-    index: int,
-    reasoning_parts: ReasoningParts,
-    stateless: bool,
-) -> None:
-    role = message["role"]
-    parts = cast("tuple[Mapping[str, Any], ...]", message["parts"])
-    root = format_path([index, "parts"], "$.messages")
-    if role == "system":
-        items.append({"role": "system", "content": _text_content([p["text"] for p in parts])})
-    elif role == "user":
-        items.append({"role": "user", "content": _user_content(parts, root)})
-    elif role == "tool":
-        items.extend(
-            {
-                "type": "function_call_output",
-                "call_id": part["toolCallId"],
-                "output": output_text(part["output"]),
-            }
-            for part in parts
-        )
-    else:
-        _assistant(items, parts, root, reasoning_parts, stateless)
-
-
-def _assistant(
-    items: list[Body],
-    parts: tuple[Mapping[str, Any], ...],
-    root: str,
-    reasoning_parts: ReasoningParts,
-    stateless: bool,
-) -> None:
-    # The item the previous part went into, to join the parts of one output item again
-    # (several summaries of one reasoning item, several texts of one message).
-    previous: tuple[str, str | None] | None = None
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        path = format_path([position], root)
-        if kind == "text":
-            item_id = None if stateless else _item_id(part, path)
-            if previous == ("text", item_id):
-                items[-1]["content"].append({"type": "output_text", "text": part["text"]})
-                continue
-            entry: Body = {
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": part["text"]}],
-            }
-            if item_id is not None:
-                entry["id"] = item_id
-            items.append(entry)
-            previous = ("text", item_id)
-        elif kind == "reasoning":
-            item_id = _item_id(part, path)
-            if item_id is None:
-                if reasoning_parts == "omit":
-                    continue
-                raise ValidationError(
-                    path,
-                    "the OpenAI Responses API takes reasoning back only as a reasoning item, "
-                    "and this part has no providerMetadata.openai.itemId (it did not come "
-                    "from the Responses API); remove the part, or construct the adapter "
-                    'with reasoning_parts="omit" to leave such reasoning out of requests',
-                )
-            encrypted = _encrypted_content(part, path)
-            if stateless and encrypted is None:
-                if reasoning_parts == "omit":
-                    continue
-                raise ValidationError(
-                    path,
-                    "with store: false the Responses API keeps no reasoning items, and this "
-                    "part has no providerMetadata.openai.reasoningEncryptedContent to carry "
-                    'it; request include: ["reasoning.encrypted_content"] with store: false, '
-                    'or construct the adapter with reasoning_parts="omit" to leave such '
-                    "reasoning out of requests",
-                )
-            text = cast(str, part["text"])
-            if previous == ("reasoning", item_id):
-                reasoning = items[-1]
-                if text:
-                    reasoning["summary"].append({"type": "summary_text", "text": text})
-                if encrypted is not None:
-                    reasoning["encrypted_content"] = encrypted
-                continue
-            reasoning = {
-                "type": "reasoning",
-                "id": item_id,
-                "summary": [{"type": "summary_text", "text": text}] if text else [],
-            }
-            if encrypted is not None:
-                reasoning["encrypted_content"] = encrypted
-            items.append(reasoning)
-            previous = ("reasoning", item_id)
-        elif kind == "tool-call":
-            call: Body = {
-                "type": "function_call",
-                "call_id": part["toolCallId"],
-                "name": part["toolName"],
-                "arguments": compact_json(part["input"]),
-            }
-            item_id = None if stateless else _item_id(part, path)
-            if item_id is not None:
-                call["id"] = item_id
-            items.append(call)
-            previous = None
-        else:
-            raise ValidationError(path, unsendable(kind, "assistant", _API))
-
-
-def _item_id(part: Mapping[str, Any], path: str) -> str | None:
-    item_id = provider_metadata(part, "openai").get("itemId")
-    if item_id is None:
-        return None
-    if type(item_id) is not str or not item_id:
-        raise ValidationError(
-            format_path(["providerMetadata", "openai", "itemId"], path),
-            "expected a non-empty string (the Responses API output item's id)",
-        )
-    return item_id
-
-
-def _encrypted_content(part: Mapping[str, Any], path: str) -> str | None:
-    encrypted = provider_metadata(part, "openai").get("reasoningEncryptedContent")
-    if encrypted is None or type(encrypted) is str:
-        return encrypted
-    raise ValidationError(
-        format_path(["providerMetadata", "openai", "reasoningEncryptedContent"], path),
-        "expected a string (the reasoning item's encrypted_content) or null",
-    )
-
-
-def _user_content(parts: Parts, root: str) -> list[Body]:
-    return user_parts(
-        parts, root, _API, text=lambda text: {"type": "input_text", "text": text}, file=_file
-    )
-
-
-def _file(part: Mapping[str, Any], position: int, path: str) -> Body:
-    media_type = cast(str, part["mediaType"])
-    url = cast(str, part["url"])
-    by_reference = url.startswith(("https://", "http://"))
-    if not by_reference and not url.startswith("data:"):
-        raise ValidationError(format_path(["url"], path), "expected a data: URL or an http(s) URL")
-    if media_type.lower().startswith("image/"):
-        return {"type": "input_image", "image_url": url, "detail": "auto"}
-    if media_type.lower() == "application/pdf":
-        if by_reference:
-            return {"type": "input_file", "file_url": url}
-        return {
-            "type": "input_file",
-            "filename": part.get("filename") or f"part-{position}.pdf",
-            "file_data": url,
-        }
-    raise ValidationError(
-        format_path(["mediaType"], path),
-        f'{_API} cannot take "{media_type}" files here (images and PDFs only)',
-    )
-
-
-def _text_content(texts: list[str]) -> str | list[Body]:
-    if len(texts) == 1:
-        return texts[0]
-    return [{"type": "input_text", "text": text} for text in texts]
 
 
 def _tool(tool: ToolDefinition) -> Body:

@@ -963,10 +963,9 @@ RICH_BODY = {
         },
         # store: false, so the message and call ids stay home (the API keeps no items and
         # would fail to find them); the reasoning item travels with its encrypted content.
-        {
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": "Checking the weather."}],
-        },
+        # An assistant message without an item id carries its text as a string: the SDK's
+        # EasyInputMessageParam takes output_text parts only in an output message item.
+        {"role": "assistant", "content": "Checking the weather."},
         {
             "type": "function_call",
             "call_id": "call_1",
@@ -980,13 +979,8 @@ RICH_BODY = {
             "output": '{"temp":21.5,"sky":"clear"}',
         },
         {"type": "function_call_output", "call_id": "call_2", "output": "12:00"},
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "output_text", "text": "Sunny, "},
-                {"type": "output_text", "text": "noon."},
-            ],
-        },
+        {"role": "assistant", "content": "Sunny, "},
+        {"role": "assistant", "content": "noon."},
         {"role": "user", "content": [{"type": "input_text", "text": "Thanks"}]},
     ],
     "tools": [
@@ -1086,9 +1080,11 @@ async def test_reasoning_and_calls_round_trip_into_the_next_request() -> None:
             "encrypted_content": "gAAAA-enc",
         },
         {
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": "Checking."}],
+            "type": "message",
             "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Checking.", "annotations": []}],
         },
         {
             "type": "function_call",
@@ -1173,10 +1169,7 @@ async def test_foreign_reasoning_parts_can_be_omitted_explicitly() -> None:
     handler = streaming(text_stream("ok"))
     async with responses_adapter(handler, reasoning_parts="omit") as (server, adapter):
         await collect(adapter, request)
-    assert server.requests[0].json()["input"][1] == {
-        "role": "assistant",
-        "content": [{"type": "output_text", "text": "Hi"}],
-    }
+    assert server.requests[0].json()["input"][1] == {"role": "assistant", "content": "Hi"}
 
 
 async def test_unresolvable_stateless_reasoning_can_be_omitted_explicitly() -> None:
