@@ -254,7 +254,7 @@ def from_openai_chat(
         if role == "tool":
             where.fields(message, _TOOL_FIELDS)
             call_id = where.at("tool_call_id").string(message.get("tool_call_id"), empty=False)
-            output = _text(message.get("content"), where.at("content"))
+            output = "".join(_texts(message.get("content"), where.at("content")))
             builder.tool_result(call_id, output, False, where)
             continue
         builder.end_turn()
@@ -266,8 +266,8 @@ def from_openai_chat(
             _read_user(message.get("content"), where.at("content"), builder)
         elif role in ("system", "developer"):
             where.fields(message, _SYSTEM_FIELDS)
-            text = _text(message.get("content"), where.at("content"))
-            builder.system([{"type": "text", "text": text}])
+            texts = _texts(message.get("content"), where.at("content"))
+            builder.system([{"type": "text", "text": text} for text in texts])
         elif role == "function":
             raise where.at("role").no_place("a legacy function message (use tool messages)")
         else:
@@ -278,12 +278,10 @@ def from_openai_chat(
     return builder.messages()
 
 
-def _text(content: object, where: Where) -> str:
-    """A system or tool message's content: a string, or text parts (joined)."""
-    if content is None:
-        return ""
+def _texts(content: object, where: Where) -> list[str]:
+    """A system or tool message's content: a string, or text parts."""
     if type(content) is str:
-        return content
+        return [content]
     texts: list[str] = []
     for position, item in enumerate(where.items(content)):
         at = where.at(position)
@@ -291,7 +289,9 @@ def _text(content: object, where: Where) -> str:
         if part.get("type") != "text":
             raise at.at("type").expected('"text"', part.get("type"))
         texts.append(at.at("text").string(part.get("text")))
-    return "".join(texts)
+    if not texts:
+        raise where.error("expected a string or text parts")
+    return texts
 
 
 def _read_user(content: object, where: Where, builder: Builder) -> None:
@@ -303,7 +303,7 @@ def _read_user(content: object, where: Where, builder: Builder) -> None:
         raise where.error("a user message needs content")
     for position, item in enumerate(items):
         at = Where(_FMT, f"{where.path}[{position}]", where.message_index, position)
-        part = at.fields(item, ("type", "text", "image_url", "file", "input_audio"))
+        part = plain(item, at)
         kind = part.get("type")
         if kind == "text":
             at.fields(part, ("type", "text"))

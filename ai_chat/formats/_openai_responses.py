@@ -426,7 +426,7 @@ def _read_user(content: object, where: Where, builder: Builder) -> None:
         raise where.error("a user message needs content")
     for position, raw in enumerate(entries):
         at = Where(_FMT, f"{where.path}[{position}]", where.message_index, position)
-        entry = at.fields(raw, ("type", "text", "image_url", "detail", "file_data", "file_url"))
+        entry = plain(raw, at)
         kind = entry.get("type")
         if kind == "input_text":
             at.fields(entry, ("type", "text"))
