@@ -482,11 +482,12 @@ def _read_result(block: Mapping[str, Any], where: Where, builder: Builder) -> No
         texts: list[str] = []
         at = where.at("content")
         for position, raw in enumerate(at.items(content)):
-            inner = at.at(position).fields(raw, ("type", "text"))
+            inner = plain(raw, at.at(position))
             if inner.get("type") != "text":
                 raise at.at(position).no_place(
                     f"a {inner.get('type')!r} block in a tool result (tool outputs are JSON)"
                 )
+            at.at(position).fields(inner, ("type", "text"))
             texts.append(at.at(position).at("text").string(inner.get("text")))
         output = "".join(texts)
     is_error = block.get("is_error", False)
