@@ -37,6 +37,13 @@ import ai_chat.adapters.openai
 import ai_chat.adapters.openai._adapter
 import ai_chat.adapters.ui_stream
 import ai_chat.adapters.ui_stream._adapter
+import ai_chat.formats
+import ai_chat.formats._anthropic
+import ai_chat.formats._errors
+import ai_chat.formats._export
+import ai_chat.formats._gemini
+import ai_chat.formats._openai_chat
+import ai_chat.formats._openai_responses
 import ai_chat.history
 import ai_chat.history._composition
 import ai_chat.history._detector
@@ -152,6 +159,21 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "SQLiteConversationStore": ai_chat.store._sqlite,
         "StoredMessage": ai_chat.store._records,
         "messages_of": ai_chat.store._records,
+    },
+    ai_chat.formats: {
+        **dict.fromkeys(
+            ["AnthropicPayload", "from_anthropic", "to_anthropic"], ai_chat.formats._anthropic
+        ),
+        **dict.fromkeys(["FORMATS", "Format", "FormatError"], ai_chat.formats._errors),
+        "ReasoningParts": ai_chat.formats._export,
+        **dict.fromkeys(
+            ["GENERATED_ID_PREFIX", "GeminiPayload", "from_gemini", "to_gemini"],
+            ai_chat.formats._gemini,
+        ),
+        **dict.fromkeys(["from_openai_chat", "to_openai_chat"], ai_chat.formats._openai_chat),
+        **dict.fromkeys(
+            ["from_openai_responses", "to_openai_responses"], ai_chat.formats._openai_responses
+        ),
     },
     ai_chat.history: {
         **dict.fromkeys(
@@ -345,6 +367,7 @@ def loaded_of(modules: list[str], names: list[str]) -> list[str]:
         "import ai_chat.adapters",
         "import ai_chat.adapters.ui_stream",
         "import ai_chat.store",
+        "import ai_chat.formats",
         "from ai_chat import *",
         "from ai_chat.adapters import ScriptedAdapter",
         "import ai_chat._cli",
@@ -409,6 +432,8 @@ def test_every_exception_has_one_public_home() -> None:
             expected = ai_chat.store
         elif cls.__module__.startswith("ai_chat.history."):
             expected = ai_chat.history
+        elif cls.__module__.startswith("ai_chat.formats."):
+            expected = ai_chat.formats
         else:
             expected = ai_chat
         assert homes == [expected], cls
