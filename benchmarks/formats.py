@@ -124,7 +124,7 @@ def best(subjects: dict[str, Callable[[], object]], rounds: int) -> dict[str, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Provider formats benchmark")
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
