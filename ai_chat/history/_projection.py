@@ -124,12 +124,15 @@ class Projection:
         """
         fold = self._fold
         for event in events:
-            if self._first is None and fold.events == 0:
+            if fold.events == 0:
                 self._first = event
             self._last = event
+            if self.state != "streaming":
+                fold.feed(event)  # counted and ignored: the snapshot stays
+                continue
             self._snapshot = None
             fold.feed(event)
-            if fold.finished and self.state == "streaming":
+            if fold.finished:
                 self.state = "finished"
 
     def sync(

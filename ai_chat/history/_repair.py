@@ -125,6 +125,8 @@ def repair(
         return Repair(source, (), ())
     messages = facts_of(history_or_messages).messages
     rebuilt, changes = _Rebuild(messages, source.env).run()
+    if not changes and isinstance(history_or_messages, History):
+        return Repair(source, (), report.problems)  # nothing it can fix
     if isinstance(history_or_messages, History):
         checked = check_new(Seq.of(()), rebuilt, source.limits, "$", None)
         result = source._changed(Seq.of(checked))  # pyright: ignore[reportPrivateUsage]
@@ -145,6 +147,8 @@ class _Rebuild:
         self.owner: dict[int, list[tuple[int, int, Any]]] = {}  # call message -> results
         self.answered: set[str] = set()
         self.taken: set[str] = set()  # the ids in use, once a new one is needed
+        self.home: dict[int, int] = {}  # tool message -> the call message keeping its id
+        self.dropped: dict[int, set[int]] = {}  # assistant message -> its dropped calls
 
     def _change(
         self, action: Action, path: str, message_id: str, call_id: str | None = None
@@ -153,7 +157,9 @@ class _Rebuild:
 
     def run(self) -> tuple[list[Message], list[Change]]:
         self._collect()
-        return self._lay_out(), self.changes
+        laid_out = self._lay_out()
+        self.changes.sort(key=_where)
+        return laid_out, self.changes
 
     def _collect(self) -> None:
         """Keep the first of each id, and give each kept result to its call's message."""
@@ -174,6 +180,7 @@ class _Rebuild:
                 if kind == "tool-call":
                     if call_id in calls:
                         self._change("dropped-part", path, message["id"], call_id)
+                        self.dropped.setdefault(index, set()).add(number)
                     else:
                         calls[call_id] = (index, fields["toolName"])
                 elif kind == "tool-result" and role == "tool":
@@ -186,11 +193,12 @@ class _Rebuild:
                         fields = FrozenDict({**fields, "toolName": call[1]})
                         self._change("renamed-part", path, message["id"], call_id)
                     owner.setdefault(call[0], []).append((index, number, fields))
+                    # The tool message keeps its id with the last assistant message it answers.
+                    self.home[index] = max(self.home.get(index, -1), call[0])
 
     def _lay_out(self) -> list[Message]:
         messages = self.messages
         out: list[Message] = []
-        moved_whole: set[int] = set()  # tool messages re-emitted whole
         last_turn = max(
             (i for i in self.kept if messages[i]["role"] != "tool"), default=-1
         )  # after it, calls are pending
@@ -199,13 +207,20 @@ class _Rebuild:
             role = message["role"]
             if role == "tool" and is_exported(message):
                 continue  # its results are placed after their calls
+            dropped = self.dropped.get(index)
+            if dropped:
+                kept = tuple(p for n, p in enumerate(message["parts"]) if n not in dropped)
+                if not kept:  # it held nothing but calls made twice
+                    self._change("dropped-message", f"$[{index}]", message["id"])
+                    continue
+                message = cast(Message, FrozenDict({**message, "parts": kept}))
             out.append(message)
             if role == "assistant":  # a streaming one's calls are never answered here
                 pending = index >= last_turn or not is_exported(message)
-                self._answer(index, out, moved_whole, pending=pending)
+                self._answer(index, out, pending=pending)
         return out
 
-    def _answer(self, index: int, out: list[Message], moved_whole: set[int], pending: bool) -> None:
+    def _answer(self, index: int, out: list[Message], pending: bool) -> None:
         """Emit the tool messages answering the calls of message ``index``."""
         messages = self.messages
         results = self.owner.get(index, [])
@@ -216,9 +231,7 @@ class _Rebuild:
             source = messages[at]
             if not is_exported(source):
                 continue  # a streaming tool message stays where it is
-            whole = len(parts) == len(source["parts"]) and at not in moved_whole
-            if whole:
-                moved_whole.add(at)
+            if self.home[at] == index:
                 kept = tuple(part for _, part in parts)
                 same = kept == tuple(source["parts"])
                 out.append(source if same else cast(Message, FrozenDict({**source, "parts": kept})))
@@ -278,3 +291,10 @@ class _Rebuild:
         return cast(
             Message, FrozenDict(id=message_id, role="tool", parts=tuple(parts), metadata=stamp)
         )
+
+
+def _where(change: Change) -> tuple[int, int]:
+    """A change's place in the input: (message index, part index or -1)."""
+    head, _, rest = change.path[2:].partition("]")
+    part = rest[len(".parts[") : -1] if rest else ""
+    return int(head), int(part) if part else -1

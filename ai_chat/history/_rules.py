@@ -262,8 +262,8 @@ def anthropic_rules(facts: Facts) -> list[Found]:
         if turn is None:
             continue  # pending
         end = _next(assistant, turn)
-        if answer is not None and turn <= answer and (end is None or answer < end):
-            continue
+        if end is None or (answer is not None and turn <= answer < end):
+            continue  # pending (that user turn is the last so far), or answered in it
         found.append(
             facts.at_call(
                 "unanswered-tool-call",
@@ -313,12 +313,12 @@ def gemini_rules(facts: Facts) -> list[Found]:
         following = _next(content, at)
         if following is None:
             continue  # pending
-        if exported[following] == "tool" and answer is not None and answer >= following:
+        if exported[following] == "tool":
             if not user_assistant:
                 user_assistant = facts.positions(_USER_ASSISTANT)
             end = _next(user_assistant, following)
-            if end is None or answer < end:
-                continue
+            if end is None or (answer is not None and following <= answer < end):
+                continue  # pending (nothing after the responses yet), or answered there
         found.append(
             facts.at_call(
                 "unanswered-tool-call",
