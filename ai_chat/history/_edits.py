@@ -51,21 +51,24 @@ __all__ = [
 _ENVELOPE = 512
 
 
-def stamp(history: History, created_at: datetime | None) -> str:
-    """The creation time for new messages: ``created_at``, or the env's now."""
+def stamp(history: History, created_at: datetime | None) -> tuple[str, datetime | None]:
+    """The creation time for new messages (``created_at``, or the env's now), and the
+    now it read (``None`` when it read none), which is also the history's update time."""
     if created_at is None:
-        return format_time(history.env.time())
+        moment = history.env.time()
+        return format_time(moment), moment
     if type(created_at) is not datetime or created_at.utcoffset() is None:
         raise ConfigurationError("created_at", created_at, "a timezone-aware datetime")
-    return format_time(created_at)
+    return format_time(created_at), None
 
 
 def extend(history: History, messages: Sequence[object], created_at: datetime | None) -> History:
     if not messages:
         return history
     seq = history._seq  # pyright: ignore[reportPrivateUsage]
-    checked = check_new(seq, messages, history.limits, "$", stamp(history, created_at))
-    return history._changed(seq.extend(checked))  # pyright: ignore[reportPrivateUsage]
+    when, now = stamp(history, created_at)
+    checked = check_new(seq, messages, history.limits, "$", when)
+    return history._changed(seq.extend(checked), now)  # pyright: ignore[reportPrivateUsage]
 
 
 def _new_id(history: History, message_id: str | None) -> str:
@@ -87,13 +90,14 @@ def append_text(
     if type(text) is not str:
         raise ConfigurationError("text", text, "a str")
     message_id = _new_id(history, message_id)
-    when = stamp(history, created_at)
+    when, now = stamp(history, created_at)
     seq = history._seq  # pyright: ignore[reportPrivateUsage]
+    limits = history.limits
     if (
         metadata is None
-        and len(text) * 6 + len(message_id) * 6 + _ENVELOPE <= history.limits.max_chars
-        and history.limits.max_depth >= 5
-        and history.limits.max_values >= 16
+        and len(text) * 6 + len(message_id) * 6 + _ENVELOPE <= limits.max_chars
+        and limits.max_depth >= 5
+        and limits.max_values >= 16
         and text.isascii()  # no lone surrogate either
     ):
         # The common case, built directly: what the boundary would build, without the walk.
@@ -108,7 +112,7 @@ def append_text(
                 metadata=FrozenDict({BOOKKEEPING_KEY: FrozenDict(createdAt=when)}),
             ),
         )
-        return history._changed(seq.extend((message,)))  # pyright: ignore[reportPrivateUsage]
+        return history._changed(seq.extend_plain(message), now)  # pyright: ignore[reportPrivateUsage]
     raw: dict[str, object] = {
         "id": message_id,
         "role": role,
@@ -117,7 +121,7 @@ def append_text(
     if metadata is not None:
         raw["metadata"] = _plain_metadata(metadata)
     checked = check_new(seq, (raw,), history.limits, "$", when)
-    return history._changed(seq.extend(checked))  # pyright: ignore[reportPrivateUsage]
+    return history._changed(seq.extend(checked), now)  # pyright: ignore[reportPrivateUsage]
 
 
 def _plain_metadata(metadata: object) -> dict[str, object]:
@@ -359,8 +363,9 @@ def prepend_system(
     }
     if metadata is not None:
         raw["metadata"] = _plain_metadata(metadata)
-    (message,) = check_new(seq, (raw,), history.limits, "$", stamp(history, created_at))
-    return history._changed(seq.rewrite(0, [message, *seq.iter_from(0)]))  # pyright: ignore[reportPrivateUsage]
+    when, now = stamp(history, created_at)
+    (message,) = check_new(seq, (raw,), history.limits, "$", when)
+    return history._changed(seq.rewrite(0, [message, *seq.iter_from(0)]), now)  # pyright: ignore[reportPrivateUsage]
 
 
 def replace_system(history: History, text: str) -> History:

@@ -76,7 +76,7 @@ class HistoryEnv:
         """``now()``, checked: raises :class:`~ai_chat.ConfigurationError` unless it is a
         timezone-aware datetime."""
         moment = self.now()
-        if type(moment) is not datetime or moment.utcoffset() is None:
+        if type(moment) is not datetime or (moment.tzinfo is not UTC and moment.utcoffset() is None):
             raise ConfigurationError("env.now()", moment, "a timezone-aware datetime")
         return moment
 
@@ -92,7 +92,9 @@ class HistoryEnv:
 def format_time(moment: datetime) -> str:
     """A time as ISO 8601 in UTC with microseconds and ``Z`` (what JavaScript's ``Date``
     reads, and what the stores write)."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    return moment.isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"
 
 
 def parse_time(value: object, path: str) -> datetime:

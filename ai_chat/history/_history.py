@@ -110,8 +110,9 @@ class History:
         self._limits = limits
         return self
 
-    def _changed(self, seq: Seq) -> History:
-        """This history with other messages, updated now (itself if nothing changed)."""
+    def _changed(self, seq: Seq, now: datetime | None = None) -> History:
+        """This history with other messages, updated ``now`` (read from the env when not
+        given); itself if nothing changed."""
         if seq is self._seq:
             return self
         return History._make(
@@ -119,7 +120,7 @@ class History:
             self._title,
             self._metadata,
             self._created_at,
-            self._env.time(),
+            self._env.time() if now is None else now,
             seq,
             self._env,
             self._limits,

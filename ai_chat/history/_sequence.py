@@ -225,6 +225,18 @@ class Seq:
                     return Seq(log, size + len(new), ())
         return self._settle(size, self._suffix + new)
 
+    def extend_plain(self, message: Message) -> Seq:
+        """:meth:`extend` with one message that holds no tool part and is not streaming."""
+        log, size = self._log, self._size
+        if not self._suffix:
+            with log.lock:
+                messages = log.messages
+                if len(messages) == size:
+                    log.ids[message["id"]] = size
+                    messages.append(message)
+                    return Seq(log, size + 1, ())
+        return self._settle(size, (*self._suffix, message))
+
     def rewrite(self, start: int, tail: Sequence[Message]) -> Seq:
         """The first ``start`` messages of this view, then ``tail`` (checked by the caller)."""
         size = self._size

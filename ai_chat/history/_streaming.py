@@ -44,9 +44,10 @@ def start(
     raw: dict[str, object] = {"id": new_id, "role": role, "parts": list(parts)}
     if metadata is not None:
         raw["metadata"] = dict(metadata)
-    (message,) = check_new(seq, (raw,), history.limits, "$", stamp(history, created_at))
+    when, now = stamp(history, created_at)
+    (message,) = check_new(seq, (raw,), history.limits, "$", when)
     message = with_bookkeeping(message, streaming=True)
-    return history._changed(seq.extend((message,))), message["id"]  # pyright: ignore[reportPrivateUsage]
+    return history._changed(seq.extend((message,)), now), message["id"]  # pyright: ignore[reportPrivateUsage]
 
 
 def update(
