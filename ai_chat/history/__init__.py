@@ -20,7 +20,7 @@ from ._errors import (
 from ._fold import AnswerFold
 from ._history import History
 from ._projection import Projection, project
-from ._queries import Statistics, ToolInteraction
+from ._queries import Statistics, ToolInteraction, message_text
 from ._repair import UNANSWERED_OUTPUT, Change, Repair, repair
 from ._report import PROVIDERS, CheckReport, Problem, Provider
 from ._validate import MESSAGE_LIMITS
@@ -49,6 +49,7 @@ __all__ = [
     "ToolPairingError",
     "bookkeeping",
     "check",
+    "message_text",
     "project",
     "repair",
 ]

@@ -76,7 +76,9 @@ class HistoryEnv:
         """``now()``, checked: raises :class:`~ai_chat.ConfigurationError` unless it is a
         timezone-aware datetime."""
         moment = self.now()
-        if type(moment) is not datetime or (moment.tzinfo is not UTC and moment.utcoffset() is None):
+        if type(moment) is not datetime or (
+            moment.tzinfo is not UTC and moment.utcoffset() is None
+        ):
             raise ConfigurationError("env.now()", moment, "a timezone-aware datetime")
         return moment
 

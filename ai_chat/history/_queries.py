@@ -17,6 +17,7 @@ from ._sequence import Seq
 __all__ = [
     "Statistics",
     "ToolInteraction",
+    "message_text",
     "pending_tool_calls",
     "request_messages",
     "search",
@@ -141,6 +142,12 @@ def search(
         for message in seq.messages()
         if (wanted is None or message["role"] in wanted) and predicate(message)
     )
+
+
+def message_text(message: Message) -> str:
+    """The text of a message: its text parts joined (reasoning, tool parts, files and data
+    left out)."""
+    return "".join(cast(Any, p)["text"] for p in message["parts"] if p["type"] == "text")
 
 
 def _find_part(message: Message, kind: str, call_id: str) -> Any:

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from ai_chat.history import PROVIDERS, History, HistoryEnv, Provider
 from ai_chat.types import Message
 
+T = TypeVar("T")
+
 START = datetime(2030, 1, 1, tzinfo=UTC)
-PROPERTY = {"deadline": None, "derandomize": True, "database": None}
+PROPERTY = settings(deadline=None, derandomize=True, database=None)
 
 texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
 json_scalars = st.none() | st.booleans() | st.integers(-1000, 1000) | texts
@@ -47,11 +50,11 @@ class _Builder:
     def __init__(self, data: st.DataObject, well_behaved: bool) -> None:
         self.data = data
         self.well_behaved = well_behaved
-        self.history = fresh()
+        self.history: History = fresh()
         self.calls = 0
         self.started = False  # a non-system message was appended
 
-    def draw(self, strategy: st.SearchStrategy[Any]) -> Any:
+    def draw(self, strategy: st.SearchStrategy[T]) -> T:
         return self.data.draw(strategy)
 
     def pending(self) -> list[str]:
@@ -63,7 +66,11 @@ class _Builder:
             self.calls += 1
             name = self.draw(st.sampled_from(["search", "weather", "add"]))
             out.append(
-                {"toolCallId": f"call-{self.calls}", "toolName": name, "input": self.draw(json_values)}
+                {
+                    "toolCallId": f"call-{self.calls}",
+                    "toolName": name,
+                    "input": self.draw(json_values),
+                }
             )
         return out
 
@@ -102,7 +109,11 @@ class _Builder:
         action = self.draw(st.sampled_from(["hide", "update", "replace", "system", "collapse"]))
         if action == "hide":
             self.history = history.set_hidden(message["id"], self.draw(st.booleans()))
-        elif action == "update" and message["role"] in ("user", "assistant") and not _streaming(message):
+        elif (
+            action == "update"
+            and message["role"] in ("user", "assistant")
+            and not _streaming(message)
+        ):
             keep = [p for p in message["parts"] if p["type"] == "tool-call"]
             self.history = history.update_message(
                 message["id"], parts=[{"type": "text", "text": self.draw(texts)}, *keep]
@@ -112,7 +123,9 @@ class _Builder:
             if done:
                 chosen = self.draw(st.sampled_from(done))
                 self.history = history.replace_tool_result(
-                    chosen.call["toolCallId"], self.draw(json_values), is_error=self.draw(st.booleans())
+                    chosen.call["toolCallId"],
+                    self.draw(json_values),
+                    is_error=self.draw(st.booleans()),
                 )
         elif action == "system":
             self.history = history.replace_system(self.draw(texts))
@@ -124,7 +137,17 @@ class _Builder:
         history = self.history
         action = self.draw(
             st.sampled_from(
-                ["user", "system", "assistant", "calls", "result", "results", "remove", "stream", "mutate"]
+                [
+                    "user",
+                    "system",
+                    "assistant",
+                    "calls",
+                    "result",
+                    "results",
+                    "remove",
+                    "stream",
+                    "mutate",
+                ]
             )
         )
         if action == "user":
@@ -245,7 +268,10 @@ def _anthropic(messages: list[Mapping[str, Any]]) -> tuple[dict[str, str], set[s
                 late.add(message["id"])
             continue
         kind = "assistant" if role == "assistant" else "user"
-        items = [(c, message["id"]) for c in (_calls(message) if role == "assistant" else _results(message))]
+        items = [
+            (c, message["id"])
+            for c in (_calls(message) if role == "assistant" else _results(message))
+        ]
         if turns and turns[-1][0] == kind:
             turns[-1][1].extend(items)
         else:
@@ -289,7 +315,7 @@ def _gemini(messages: list[Mapping[str, Any]]) -> tuple[dict[str, str], set[str]
         following = contents[k + 1]
         if following[0] == "responses" and k + 1 == len(contents) - 1:
             continue  # pending: the responses are the last content so far
-        answered = set(following[1]) if following[0] == "responses" else set()
+        answered: set[str] = set(following[1]) if following[0] == "responses" else set()
         unanswered |= {c: message_id for c in ids if c not in answered}
     return unanswered, late | {f"position:{m}" for m in position}
 
@@ -363,27 +389,59 @@ def event_logs(draw: st.DrawFn, *, finish: bool = True) -> list[dict[str, object
                 call_id = f"c{counter}"
                 name = draw(st.sampled_from(["search", "add"]))
                 if draw(st.booleans()):
-                    events.append({"type": "tool-input-start", "toolCallId": call_id, "toolName": name})
-                    events.append({"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": "{"})
+                    events.append(
+                        {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
+                    )
+                    events.append(
+                        {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": "{"}
+                    )
                 if draw(st.integers(0, 4)):
                     events.append(
-                        {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": draw(json_values)}
+                        {
+                            "type": "tool-input-available",
+                            "toolCallId": call_id,
+                            "toolName": name,
+                            "input": draw(json_values),
+                        }
                     )
                     calls.append(call_id)
                 else:
                     events.append(
-                        {"type": "tool-input-error", "toolCallId": call_id, "toolName": name, "input": None, "errorText": "bad"}
+                        {
+                            "type": "tool-input-error",
+                            "toolCallId": call_id,
+                            "toolName": name,
+                            "input": None,
+                            "errorText": "bad",
+                        }
                     )
             elif choice == 7 and calls:
                 call_id = calls.pop(draw(st.integers(0, len(calls) - 1)))
                 if draw(st.booleans()):
                     events.append(
-                        {"type": "tool-output-available", "toolCallId": call_id, "output": 0, "preliminary": True}
+                        {
+                            "type": "tool-output-available",
+                            "toolCallId": call_id,
+                            "output": 0,
+                            "preliminary": True,
+                        }
                     )
                 if draw(st.booleans()):
-                    events.append({"type": "tool-output-available", "toolCallId": call_id, "output": draw(json_values)})
+                    events.append(
+                        {
+                            "type": "tool-output-available",
+                            "toolCallId": call_id,
+                            "output": draw(json_values),
+                        }
+                    )
                 else:
-                    events.append({"type": "tool-output-error", "toolCallId": call_id, "errorText": draw(texts)})
+                    events.append(
+                        {
+                            "type": "tool-output-error",
+                            "toolCallId": call_id,
+                            "errorText": draw(texts),
+                        }
+                    )
             elif choice == 8:
                 data: dict[str, object] = {"type": "data-note", "data": draw(json_values)}
                 if draw(st.booleans()):
@@ -396,9 +454,22 @@ def event_logs(draw: st.DrawFn, *, finish: bool = True) -> list[dict[str, object
                     draw(
                         st.sampled_from(
                             [
-                                {"type": "file", "url": "https://example.com/a.png", "mediaType": "image/png"},
-                                {"type": "source-url", "sourceId": "s1", "url": "https://example.com"},
-                                {"type": "source-document", "sourceId": "s2", "mediaType": "text/plain", "title": "T"},
+                                {
+                                    "type": "file",
+                                    "url": "https://example.com/a.png",
+                                    "mediaType": "image/png",
+                                },
+                                {
+                                    "type": "source-url",
+                                    "sourceId": "s1",
+                                    "url": "https://example.com",
+                                },
+                                {
+                                    "type": "source-document",
+                                    "sourceId": "s2",
+                                    "mediaType": "text/plain",
+                                    "title": "T",
+                                },
                             ]
                         )
                     )
@@ -410,7 +481,10 @@ def event_logs(draw: st.DrawFn, *, finish: bool = True) -> list[dict[str, object
         if stepped:
             events.append({"type": "finish-step"})
     if finish:
-        done: dict[str, object] = {"type": "finish", "finishReason": draw(st.sampled_from(["stop", "tool-calls"]))}
+        done: dict[str, object] = {
+            "type": "finish",
+            "finishReason": draw(st.sampled_from(["stop", "tool-calls"])),
+        }
         if draw(st.booleans()):
             done["usage"] = {"inputTokens": draw(st.integers(0, 99)), "outputTokens": 3}
         if draw(st.booleans()):
@@ -421,6 +495,11 @@ def event_logs(draw: st.DrawFn, *, finish: bool = True) -> list[dict[str, object
 
 def messages_of(history: History) -> list[Message]:
     return list(history.messages)
+
+
+def view(history: History) -> Any:
+    """The messages, untyped: tests read any part's fields."""
+    return history.messages
 
 
 __all__ = [
@@ -435,4 +514,5 @@ __all__ = [
     "messages_of",
     "reference_problems",
     "texts",
+    "view",
 ]

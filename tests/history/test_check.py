@@ -11,17 +11,19 @@ from hypothesis import strategies as st
 from ai_chat import ConfigurationError, ValidationError
 from ai_chat.history import PROVIDERS, History, IntegrityError, Provider, check
 
-from .strategies import PROPERTY, build_history, found_by_check, fresh, reference_problems
+from .strategies import PROPERTY, build_history, found_by_check, fresh, reference_problems, view
 
 CALL = {"toolCallId": "c1", "toolName": "lookup", "input": {"id": 1}}
 ALL: tuple[Provider | None, ...] = (None, *PROVIDERS)
 
 
-def codes(history: History | list[Any], provider: Provider | None = None) -> list[tuple[str, str | None, str]]:
+def codes(
+    history: History | list[Any], provider: Provider | None = None
+) -> list[tuple[str, str | None, str]]:
     return [(p.code, p.provider, p.path) for p in check(history, provider=provider)]
 
 
-@settings(max_examples=300, **PROPERTY)
+@settings(PROPERTY, max_examples=300)
 @given(st.data())
 def test_a_well_behaved_history_has_no_problem_for_any_provider(data: st.DataObject) -> None:
     history = build_history(data, well_behaved=True)
@@ -31,7 +33,7 @@ def test_a_well_behaved_history_has_no_problem_for_any_provider(data: st.DataObj
     assert check(history, provider="all").ok
 
 
-@settings(max_examples=400, **PROPERTY)
+@settings(PROPERTY, max_examples=400)
 @given(st.data())
 def test_any_history_holds_exactly_the_problems_the_rules_describe(data: st.DataObject) -> None:
     history = build_history(data, well_behaved=False)
@@ -54,7 +56,7 @@ def test_an_unanswered_call_before_a_user_message_is_a_problem_for_everyone() ->
             None,
             "$[1].parts[0]",
         )
-        assert problem.tool_call_id == "c1" and problem.message_id == history.messages[1]["id"]
+        assert problem.tool_call_id == "c1" and problem.message_id == view(history)[1]["id"]
         assert "'c1'" in problem.reason and "user message" in problem.reason
 
 
@@ -91,7 +93,9 @@ def test_a_call_turn_after_a_model_turn_is_a_problem_for_gemini_only() -> None:
 
 
 def test_a_history_starting_with_a_call_turn_is_a_problem_for_gemini() -> None:
-    history = fresh().append_system("sys").append_assistant(tool_calls=[CALL]).append_tool_result("c1", 1)
+    history = (
+        fresh().append_system("sys").append_assistant(tool_calls=[CALL]).append_tool_result("c1", 1)
+    )
     assert codes(history, "gemini") == [("function-call-position", "gemini", "$[1]")]
     assert codes(history, "anthropic") == codes(history, "openai") == []
 
@@ -106,7 +110,9 @@ def test_a_late_system_message_is_a_problem_for_anthropic_and_gemini() -> None:
 
 def test_a_system_message_before_a_result_is_a_general_problem() -> None:
     history = fresh().append_user("hi").append_assistant(tool_calls=[CALL]).append_system("x")
-    assert codes(history.append_tool_result("c1", 1)) == [("unanswered-tool-call", None, "$[1].parts[0]")]
+    assert codes(history.append_tool_result("c1", 1)) == [
+        ("unanswered-tool-call", None, "$[1].parts[0]")
+    ]
 
 
 def test_results_split_across_two_assistant_messages_for_anthropic() -> None:
@@ -139,7 +145,9 @@ def test_a_list_of_messages_is_checked_for_the_invariants_a_history_keeps() -> N
         return {"id": message_id, "role": "tool", "parts": [part]}
 
     def calls(message_id: str, *call_ids: str) -> dict[str, Any]:
-        parts = [{"type": "tool-call", "toolCallId": c, "toolName": "t", "input": {}} for c in call_ids]
+        parts: list[dict[str, object]] = [
+            {"type": "tool-call", "toolCallId": c, "toolName": "t", "input": {}} for c in call_ids
+        ]
         return {"id": message_id, "role": "assistant", "parts": parts}
 
     user = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
@@ -166,23 +174,23 @@ def test_a_list_of_messages_is_checked_for_the_invariants_a_history_keeps() -> N
     assert codes(named) == [("tool-name-mismatch", None, "$[1].parts[0]")]
 
 
-@pytest.mark.parametrize(
-    ("messages", "path"),
-    [
-        ("not a list", "$"),
-        ([1], "$[0]"),
-        ([{"id": "", "role": "user", "parts": []}], "$[0].id"),
-        ([{"id": "a", "role": "robot", "parts": []}], "$[0].role"),
-        ([{"id": "a", "role": "user", "parts": None}], "$[0].parts"),
-        ([{"id": "a", "role": "user", "parts": [7]}], "$[0].parts[0]"),
-        ([{"id": "a", "role": "user", "parts": [{"type": "tool-call"}]}], "$[0].parts[0].type"),
-        (
-            [{"id": "a", "role": "tool", "parts": [{"type": "tool-result", "toolCallId": 3}]}],
-            "$[0].parts[0].toolCallId",
-        ),
-        ([{"id": "a", "role": "user", "parts": [], "metadata": []}], "$[0].metadata"),
-    ],
-)
+MALFORMED: list[tuple[object, str]] = [
+    ("not a list", "$"),
+    ([1], "$[0]"),
+    ([{"id": "", "role": "user", "parts": []}], "$[0].id"),
+    ([{"id": "a", "role": "robot", "parts": []}], "$[0].role"),
+    ([{"id": "a", "role": "user", "parts": None}], "$[0].parts"),
+    ([{"id": "a", "role": "user", "parts": [7]}], "$[0].parts[0]"),
+    ([{"id": "a", "role": "user", "parts": [{"type": "tool-call"}]}], "$[0].parts[0].type"),
+    (
+        [{"id": "a", "role": "tool", "parts": [{"type": "tool-result", "toolCallId": 3}]}],
+        "$[0].parts[0].toolCallId",
+    ),
+    ([{"id": "a", "role": "user", "parts": [], "metadata": []}], "$[0].metadata"),
+]
+
+
+@pytest.mark.parametrize(("messages", "path"), MALFORMED)
 def test_a_malformed_list_is_a_validation_error_with_a_path(messages: Any, path: str) -> None:
     with pytest.raises(ValidationError) as caught:
         check(messages)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,14 +24,14 @@ from ai_chat.history import (
 )
 from ai_chat.limits import JSONLimits
 
-from .strategies import PROPERTY, START, build_history, fresh
+from .strategies import PROPERTY, START, build_history, fresh, view
 
 
 def plain(value: object) -> Any:
     return json.loads(json.dumps(value))
 
 
-@settings(max_examples=200, **PROPERTY)
+@settings(PROPERTY, max_examples=200)
 @given(st.data())
 def test_from_json_of_to_json_is_the_same_history(data: st.DataObject) -> None:
     history = build_history(data, well_behaved=data.draw(st.booleans()))
@@ -40,27 +41,37 @@ def test_from_json_of_to_json_is_the_same_history(data: st.DataObject) -> None:
     assert again == history and hash(again) == hash(history)
     assert json.dumps(again.to_json()) == text
     # The messages are normalized messages, unchanged by normalize_messages.
-    assert normalize_messages(list(history.messages), limits=JSONLimits(max_values=10**6)) == history.messages
+    assert (
+        normalize_messages(list(history.messages), limits=JSONLimits(max_values=10**6))
+        == history.messages
+    )
 
 
 def test_create_takes_its_id_and_times_from_the_env() -> None:
     env = HistoryEnv.deterministic(start=START, step=timedelta(seconds=2), prefix="x-")
     history = History.create(title="Support", metadata={"orderId": "ord_1"}, env=env)
-    assert (history.id, history.title, history.created_at, history.updated_at) == ("x-1", "Support", START, START)
+    assert (history.id, history.title, history.created_at, history.updated_at) == (
+        "x-1",
+        "Support",
+        START,
+        START,
+    )
     assert history.metadata == {"orderId": "ord_1"} and len(history) == 0 and history.messages == ()
     later = history.append_user("hi")
     # One reading of the clock: the message's creation is the history's update.
     assert later.updated_at == START + timedelta(seconds=2)
-    assert bookkeeping(later.messages[0]).created_at == later.updated_at
-    assert later.messages[0]["id"] == "x-2"
+    assert bookkeeping(view(later)[0]).created_at == later.updated_at
+    assert view(later)[0]["id"] == "x-2"
     assert History.create(id="mine", env=env).id == "mine"
 
 
 def test_two_runs_with_equal_envs_build_equal_histories() -> None:
     def run() -> History:
         history = History.create(env=HistoryEnv.deterministic())
-        history = history.append_user("hi").append_assistant("", tool_calls=[{"toolCallId": "c", "toolName": "t", "input": 1}])
-        return history.append_tool_result("c", 2).set_hidden(history.messages[0]["id"])
+        history = history.append_user("hi").append_assistant(
+            "", tool_calls=[{"toolCallId": "c", "toolName": "t", "input": 1}]
+        )
+        return history.append_tool_result("c", 2).set_hidden(view(history)[0]["id"])
 
     assert run() == run()
     assert json.dumps(run().to_json()) == json.dumps(run().to_json())
@@ -110,10 +121,15 @@ def test_history_cannot_be_made_or_changed_directly() -> None:
 
 
 def good() -> dict[str, Any]:
-    return plain(fresh().append_user("hi").append_assistant("", tool_calls=[{"toolCallId": "c", "toolName": "t", "input": {}}]).to_json())
+    return plain(
+        fresh()
+        .append_user("hi")
+        .append_assistant("", tool_calls=[{"toolCallId": "c", "toolName": "t", "input": {}}])
+        .to_json()
+    )
 
 
-def broken(change: Any) -> dict[str, Any]:
+def broken(change: Callable[[Any], object]) -> dict[str, Any]:
     data = good()
     change(data)
     return data
@@ -130,27 +146,83 @@ def broken(change: Any) -> dict[str, Any]:
         (broken(lambda d: d.update(metadata=[])), ValidationError, "$.metadata"),
         (broken(lambda d: d.update(metadata={"x": float("nan")})), ValidationError, "$.metadata.x"),
         (broken(lambda d: d.update(createdAt="yesterday")), ValidationError, "$.createdAt"),
-        (broken(lambda d: d.update(updatedAt="2030-01-01T00:00:00")), ValidationError, "$.updatedAt"),
-        (broken(lambda d: d.update(messages={})), ValidationError, "$.messages"),
-        (broken(lambda d: d["messages"][1].update(role="robot")), ValidationError, "$.messages[1].role"),
-        (broken(lambda d: d["messages"][1]["parts"][0].update(input={1, 2})), ValidationError, "$.messages[1].parts[0].input"),
-        (broken(lambda d: d["messages"][1].update(id=d["messages"][0]["id"])), DuplicateIdError, "$.messages[1].id"),
         (
-            broken(lambda d: d["messages"].append({"id": "r", "role": "tool", "parts": [{"type": "tool-result", "toolCallId": "zz", "toolName": "t", "output": 1}]})),
+            broken(lambda d: d.update(updatedAt="2030-01-01T00:00:00")),
+            ValidationError,
+            "$.updatedAt",
+        ),
+        (broken(lambda d: d.update(messages={})), ValidationError, "$.messages"),
+        (
+            broken(lambda d: d["messages"][1].update(role="robot")),
+            ValidationError,
+            "$.messages[1].role",
+        ),
+        (
+            broken(lambda d: d["messages"][1]["parts"][0].update(input={1, 2})),
+            ValidationError,
+            "$.messages[1].parts[0].input",
+        ),
+        (
+            broken(lambda d: d["messages"][1].update(id=d["messages"][0]["id"])),
+            DuplicateIdError,
+            "$.messages[1].id",
+        ),
+        (
+            broken(
+                lambda d: d["messages"].append(
+                    {
+                        "id": "r",
+                        "role": "tool",
+                        "parts": [
+                            {
+                                "type": "tool-result",
+                                "toolCallId": "zz",
+                                "toolName": "t",
+                                "output": 1,
+                            }
+                        ],
+                    }
+                )
+            ),
             ToolPairingError,
             "$.messages[2].parts[0].toolCallId",
         ),
-        (broken(lambda d: d["messages"][0]["metadata"].update(aiChat=[])), ValidationError, "$.messages[0].metadata.aiChat"),
-        (broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(hidden="yes")), ValidationError, "$.messages[0].metadata.aiChat.hidden"),
-        (broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(createdAt=5)), ValidationError, "$.messages[0].metadata.aiChat.createdAt"),
-        (broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(usage={"inputTokens": -1})), ValidationError, "$.messages[0].metadata.aiChat.usage.inputTokens"),
-        (broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(sources=[1])), ValidationError, "$.messages[0].metadata.aiChat.sources"),
+        (
+            broken(lambda d: d["messages"][0]["metadata"].update(aiChat=[])),
+            ValidationError,
+            "$.messages[0].metadata.aiChat",
+        ),
+        (
+            broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(hidden="yes")),
+            ValidationError,
+            "$.messages[0].metadata.aiChat.hidden",
+        ),
+        (
+            broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(createdAt=5)),
+            ValidationError,
+            "$.messages[0].metadata.aiChat.createdAt",
+        ),
+        (
+            broken(
+                lambda d: d["messages"][0]["metadata"]["aiChat"].update(usage={"inputTokens": -1})
+            ),
+            ValidationError,
+            "$.messages[0].metadata.aiChat.usage.inputTokens",
+        ),
+        (
+            broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(sources=[1])),
+            ValidationError,
+            "$.messages[0].metadata.aiChat.sources",
+        ),
     ],
 )
-def test_bad_json_is_a_typed_error_with_a_path(data: Any, error: type[Exception], path: str) -> None:
+def test_bad_json_is_a_typed_error_with_a_path(
+    data: Any, error: type[Exception], path: str
+) -> None:
     with pytest.raises(error) as caught:
         History.from_json(data)
-    assert getattr(caught.value, "path") == path
+    found: Any = caught.value
+    assert found.path == path
 
 
 def test_limits_bound_each_message_and_the_metadata() -> None:
@@ -160,7 +232,12 @@ def test_limits_bound_each_message_and_the_metadata() -> None:
     history = History.create(limits=limits)
     history.append_user("fits")
     with pytest.raises(LimitExceededError) as caught:
-        history.extend([{"id": "a", "role": "user", "parts": [{"type": "text", "text": "ok"}]}, {"id": "b", "role": "user", "parts": [{"type": "text", "text": "z" * 3_000}]}])
+        history.extend(
+            [
+                {"id": "a", "role": "user", "parts": [{"type": "text", "text": "ok"}]},
+                {"id": "b", "role": "user", "parts": [{"type": "text", "text": "z" * 3_000}]},
+            ]
+        )
     assert caught.value.path.startswith("$[1]")
     with pytest.raises(LimitExceededError):
         History.from_json(plain(fresh().append_user("q" * 3_000).to_json()), limits=limits)

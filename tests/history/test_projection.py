@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -11,11 +11,19 @@ from hypothesis import strategies as st
 
 from ai_chat import LimitExceededError, ProtocolError, create_chat_stream
 from ai_chat.adapters import ScriptedAdapter
-from ai_chat.history import AnswerFold, DuplicateIdError, History, Projection, bookkeeping, check, project
+from ai_chat.history import (
+    AnswerFold,
+    DuplicateIdError,
+    History,
+    Projection,
+    bookkeeping,
+    check,
+    project,
+)
 from ai_chat.limits import JSONLimits
-
 from tests.server.scripts import EVERY_EVENT
-from .strategies import PROPERTY, START, event_logs, fresh
+
+from .strategies import PROPERTY, START, event_logs, fresh, view
 
 
 def seed() -> History:
@@ -30,9 +38,11 @@ def rebuild(events: list[dict[str, object]]) -> History:
     return project(seed(), events, message_id="answer", created_at=START)
 
 
-@settings(max_examples=200, **PROPERTY)
+@settings(PROPERTY, max_examples=200)
 @given(event_logs(finish=False) | event_logs())
-def test_folding_one_event_at_a_time_equals_a_rebuild_at_every_prefix(log: list[dict[str, object]]) -> None:
+def test_folding_one_event_at_a_time_equals_a_rebuild_at_every_prefix(
+    log: list[dict[str, object]],
+) -> None:
     incremental = projection()
     assert incremental.snapshot() == rebuild([])
     for k, event in enumerate(log, start=1):
@@ -44,9 +54,11 @@ def test_folding_one_event_at_a_time_equals_a_rebuild_at_every_prefix(log: list[
         assert check(incremental.snapshot()).ok
 
 
-@settings(max_examples=150, **PROPERTY)
+@settings(PROPERTY, max_examples=150)
 @given(event_logs(), st.data())
-def test_syncing_growing_logs_folds_only_the_tail_and_equals_a_rebuild(log: list[dict[str, object]], data: st.DataObject) -> None:
+def test_syncing_growing_logs_folds_only_the_tail_and_equals_a_rebuild(
+    log: list[dict[str, object]], data: st.DataObject
+) -> None:
     incremental = projection()
     cut = 0
     while cut < len(log):
@@ -56,7 +68,10 @@ def test_syncing_growing_logs_folds_only_the_tail_and_equals_a_rebuild(log: list
         assert incremental.processed == cut and before <= cut
         assert incremental.snapshot() == rebuild(log[:cut])
     # A reconnect with another log (or a log that does not extend this one) refolds.
-    other = [{"type": "text-start", "id": "x"}, {"type": "text-delta", "id": "x", "delta": "other"}]
+    other: list[dict[str, object]] = [
+        {"type": "text-start", "id": "x"},
+        {"type": "text-delta", "id": "x", "delta": "other"},
+    ]
     incremental.sync(other)
     assert incremental.snapshot() == rebuild(other) and incremental.processed == 2
 
@@ -71,17 +86,20 @@ def test_sync_compares_the_first_and_last_folded_events() -> None:
     # Fresh copies of the same events extend the log (equal by value by default).
     incremental.sync([dict(e) for e in log] + [{"type": "text-delta", "id": "t", "delta": "b"}])
     assert incremental.processed == 3
-    assert incremental.snapshot().messages[-1]["parts"][0]["text"] == "ab"
+    assert view(incremental.snapshot())[-1]["parts"][0]["text"] == "ab"
     # A log whose last folded event differs is another log: refolded from the seed.
     changed = [log[0], {"type": "text-delta", "id": "t", "delta": "X"}, log[1]]
     incremental.sync(changed)
     assert incremental.processed == 3
-    assert incremental.snapshot().messages[-1]["parts"][0]["text"] == "Xa"
+    assert view(incremental.snapshot())[-1]["parts"][0]["text"] == "Xa"
     # With identify, events equal by identity count as the same.
     by_kind = projection()
-    by_kind.sync(log, identify=lambda event: event["type"])  # type: ignore[index]
-    by_kind.sync([log[0], {"type": "text-delta", "id": "t", "delta": "z"}, log[1]], identify=lambda event: event["type"])  # type: ignore[index]
-    assert by_kind.snapshot().messages[-1]["parts"][0]["text"] == "aa"  # only the tail was folded
+    by_kind.sync(log, identify=lambda event: cast(Any, event)["type"])
+    by_kind.sync(
+        [log[0], {"type": "text-delta", "id": "t", "delta": "z"}, log[1]],
+        identify=lambda event: cast(Any, event)["type"],
+    )
+    assert view(by_kind.snapshot())[-1]["parts"][0]["text"] == "aa"  # only the tail was folded
     shorter = projection()
     shorter.sync(log)
     shorter.sync(log[:1])
@@ -98,7 +116,7 @@ def test_a_snapshot_while_streaming_is_marked_and_never_sent() -> None:
         ]
     )
     snapshot = incremental.snapshot()
-    answer = snapshot.messages[-1]
+    answer = view(snapshot)[-1]
     assert answer["id"] == "answer" and answer["parts"][0]["text"] == "Hel"
     assert bookkeeping(answer).streaming and bookkeeping(answer).created_at == START
     assert answer["metadata"]["model"] == "m"
@@ -111,8 +129,8 @@ def test_finish_records_usage_reason_and_sources_and_late_events_change_nothing(
     incremental.apply(EVERY_EVENT)
     done = incremental.snapshot()
     assert incremental.state == "finished"
-    assert [m["id"] for m in done.messages[1:]] == ["answer", "answer:tool", "answer:1"]
-    first = bookkeeping(done.messages[1])
+    assert [m["id"] for m in view(done)[1:]] == ["answer", "answer:tool", "answer:1"]
+    first = bookkeeping(view(done)[1])
     assert first.finish_reason == "stop" and not first.streaming
     assert [s["type"] for s in first.sources] == ["source-url", "source-document"]
     assert not any(bookkeeping(m).streaming for m in done.messages)
@@ -122,12 +140,18 @@ def test_finish_records_usage_reason_and_sources_and_late_events_change_nothing(
 
 
 def test_finalize_keeps_the_partial_answer_and_cancel_drops_it() -> None:
-    start = [{"type": "text-start", "id": "t"}, {"type": "text-delta", "id": "t", "delta": "partial"}]
+    start = [
+        {"type": "text-start", "id": "t"},
+        {"type": "text-delta", "id": "t", "delta": "partial"},
+    ]
     stopped = projection()
     stopped.apply(start)
     stopped.finalize()
     kept = stopped.snapshot()
-    assert kept.messages[-1]["parts"][0]["text"] == "partial" and not bookkeeping(kept.messages[-1]).streaming
+    assert (
+        view(kept)[-1]["parts"][0]["text"] == "partial"
+        and not bookkeeping(view(kept)[-1]).streaming
+    )
     stopped.apply([{"type": "text-delta", "id": "t", "delta": " more"}])
     assert stopped.snapshot() == kept and stopped.state == "finalized"
     stopped.finalize()
@@ -139,17 +163,23 @@ def test_finalize_keeps_the_partial_answer_and_cancel_drops_it() -> None:
     assert cancelled.snapshot() == seed()
     cancelled.reset()
     cancelled.apply(start)
-    assert cancelled.snapshot().messages[-1]["parts"][0]["text"] == "partial"
+    assert view(cancelled.snapshot())[-1]["parts"][0]["text"] == "partial"
 
 
 def test_the_answer_id_comes_from_start_or_the_env() -> None:
     by_start = Projection(seed(), created_at=START)
-    by_start.apply([{"type": "start", "messageId": "from-start"}, {"type": "text-start", "id": "t"}, {"type": "text-end", "id": "t"}])
-    assert by_start.snapshot().messages[-1]["id"] == "from-start"
+    by_start.apply(
+        [
+            {"type": "start", "messageId": "from-start"},
+            {"type": "text-start", "id": "t"},
+            {"type": "text-end", "id": "t"},
+        ]
+    )
+    assert view(by_start.snapshot())[-1]["id"] == "from-start"
     generated = Projection(seed())
     generated.apply([{"type": "text-start", "id": "t"}])
-    assert generated.snapshot().messages[-1]["id"] == generated.message_id
-    clash = Projection(seed(), message_id=seed().messages[0]["id"])
+    assert view(generated.snapshot())[-1]["id"] == generated.message_id
+    clash = Projection(seed(), message_id=view(seed())[0]["id"])
     clash.apply([{"type": "text-start", "id": "t"}])
     with pytest.raises(DuplicateIdError):
         clash.snapshot()
@@ -188,16 +218,29 @@ def test_the_fold_builds_steps_tool_messages_and_metadata() -> None:
     fold.feed_all(EVERY_EVENT)
     messages = fold.messages("m", {"aiChat": {"parentId": "u"}})
     assert [m["id"] for m in messages] == ["m:2", "m:tool:2", "m:3"]
-    assert messages[0]["metadata"]["aiChat"] == {"parentId": "u"}
+    assert cast(Any, messages[0])["metadata"]["aiChat"] == {"parentId": "u"}
     assert fold.finished and fold.finish_reason == "stop" and fold.events == len(EVERY_EVENT)
     assert fold.metadata["model"] == "scripted-2"  # finish's metadata came last
-    results = messages[1]["parts"]
-    assert [(r["toolCallId"], r.get("isError", False)) for r in results] == [("c1", False), ("c2", True), ("c3", True), ("c4", False)]
+    results: Any = messages[1]["parts"]
+    assert [(r["toolCallId"], r.get("isError", False)) for r in results] == [
+        ("c1", False),
+        ("c2", True),
+        ("c3", True),
+        ("c4", False),
+    ]
     open_fold = AnswerFold()
-    open_fold.feed_all([{"type": "tool-input-start", "toolCallId": "c", "toolName": "t"}, {"type": "text-start", "id": "x"}])
+    open_fold.feed_all(
+        [
+            {"type": "tool-input-start", "toolCallId": "c", "toolName": "t"},
+            {"type": "text-start", "id": "x"},
+        ]
+    )
     assert open_fold.messages("m") == ()
     (partial,) = open_fold.messages("m", partial=True)
-    assert partial["parts"] == ({"type": "tool-call", "toolCallId": "c", "toolName": "t", "input": None}, {"type": "text", "text": ""})
+    assert partial["parts"] == (
+        {"type": "tool-call", "toolCallId": "c", "toolName": "t", "input": None},
+        {"type": "text", "text": ""},
+    )
 
 
 @pytest.mark.anyio
@@ -212,10 +255,10 @@ async def test_a_chat_stream_folds_into_the_history() -> None:
                 incremental.apply([event])
                 seen += 1
                 if seen == 5:
-                    assert bookkeeping(incremental.snapshot().messages[-1]).streaming
+                    assert bookkeeping(view(incremental.snapshot())[-1]).streaming
     final = incremental.snapshot()
     assert incremental.state == "finished"
-    answer = final.messages[-1]
+    answer = view(final)[-1]
     assert answer["role"] == "assistant" and not bookkeeping(answer).streaming
     assert [p["type"] for p in answer["parts"]] == ["reasoning", "text", "tool-call"]
     assert bookkeeping(answer).usage is not None

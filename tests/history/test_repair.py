@@ -10,17 +10,17 @@ from hypothesis import strategies as st
 
 from ai_chat.history import UNANSWERED_OUTPUT, History, HistoryEnv, check, repair
 
-from .strategies import PROPERTY, build_history, fresh
+from .strategies import PROPERTY, build_history, fresh, view
 
 UNFIXABLE = {"late-system-message", "function-call-position"}
-CALL = {"toolCallId": "c1", "toolName": "lookup", "input": {}}
+CALL: dict[str, object] = {"toolCallId": "c1", "toolName": "lookup", "input": {}}
 
 
 def non_tool_ids(history: History) -> list[str]:
     return [m["id"] for m in history.messages if m["role"] != "tool"]
 
 
-@settings(max_examples=300, **PROPERTY)
+@settings(PROPERTY, max_examples=300)
 @given(st.data())
 def test_a_repaired_history_has_only_what_repair_cannot_fix(data: st.DataObject) -> None:
     history = build_history(data, well_behaved=False)
@@ -44,11 +44,21 @@ def test_an_unanswered_call_gets_an_error_result() -> None:
     history = fresh().append_user("hi").append_assistant(tool_calls=[CALL]).append_user("again")
     result = repair(history)
     assert [m["role"] for m in result.history.messages] == ["user", "assistant", "tool", "user"]
-    (part,) = result.history.messages[2]["parts"]
-    assert part == {"type": "tool-result", "toolCallId": "c1", "toolName": "lookup", "output": UNANSWERED_OUTPUT, "isError": True}
+    (part,) = view(result.history)[2]["parts"]
+    assert part == {
+        "type": "tool-result",
+        "toolCallId": "c1",
+        "toolName": "lookup",
+        "output": UNANSWERED_OUTPUT,
+        "isError": True,
+    }
     (change,) = result.changes
-    assert (change.action, change.path, change.tool_call_id) == ("added-result", "$[1].parts[0]", "c1")
-    assert change.message_id == result.history.messages[2]["id"]
+    assert (change.action, change.path, change.tool_call_id) == (
+        "added-result",
+        "$[1].parts[0]",
+        "c1",
+    )
+    assert change.message_id == view(result.history)[2]["id"]
     assert result.remaining == () and check(result.history, provider="all").ok
     assert result.history.id == history.id and result.history.created_at == history.created_at
 
@@ -73,14 +83,21 @@ def test_a_late_result_moves_up_to_its_call() -> None:
     roles = [m["role"] for m in result.history.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "tool"]
     assert [c.action for c in result.changes] == ["moved-part"]
-    assert result.history.messages[4]["id"] == history.messages[3]["id"]  # the rest kept its id
-    assert check(result.history, provider="openai").ok and check(result.history, provider="anthropic").ok
+    assert view(result.history)[4]["id"] == view(history)[3]["id"]  # the rest kept its id
+    assert (
+        check(result.history, provider="openai").ok
+        and check(result.history, provider="anthropic").ok
+    )
     assert result.remaining == () and repair(history, provider="gemini").remaining == ()
     # A call turn right after a model turn is what no moving of results fixes.
-    model_first = fresh().append_user("hi").append_assistant("first").append_assistant(tool_calls=[CALL])
+    model_first = (
+        fresh().append_user("hi").append_assistant("first").append_assistant(tool_calls=[CALL])
+    )
     model_first = model_first.append_tool_result("c1", 1)
     stuck = repair(model_first, provider="gemini")
-    assert stuck.history is model_first and [p.code for p in stuck.remaining] == ["function-call-position"]
+    assert stuck.history is model_first and [p.code for p in stuck.remaining] == [
+        "function-call-position"
+    ]
 
 
 def test_a_list_with_broken_invariants_becomes_a_valid_history() -> None:
@@ -90,10 +107,18 @@ def test_a_list_with_broken_invariants_becomes_a_valid_history() -> None:
 
     user = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
     calls = {"id": "a", "role": "assistant", "parts": [{"type": "tool-call", **CALL}]}
-    messages = [user, result_of("r0", "c1"), calls, result_of("r1", "c1", "other"), result_of("r2", "c1"), {**calls, "id": "a2"}, user]
+    messages = [
+        user,
+        result_of("r0", "c1"),
+        calls,
+        result_of("r1", "c1", "other"),
+        result_of("r2", "c1"),
+        {**calls, "id": "a2"},
+        user,
+    ]
     result = repair(messages, env=HistoryEnv.deterministic(prefix="new-"))
     assert [m["id"] for m in result.history.messages] == ["u", "a", "r1"]
-    assert result.history.messages[2]["parts"][0]["toolName"] == "lookup"
+    assert view(result.history)[2]["parts"][0]["toolName"] == "lookup"
     assert [(c.action, c.path) for c in result.changes] == [
         ("dropped-part", "$[1].parts[0]"),
         ("renamed-part", "$[3].parts[0]"),
