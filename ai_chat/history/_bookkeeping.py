@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any, Final, cast
 
 from .._errors import ValidationError
+from .._events import _usage as usage_problem  # pyright: ignore[reportPrivateUsage]
 from .._shape import describe
 from .._types import FinishReason, Message, Usage
 from ..limits import FrozenDict, JSONObject
@@ -47,13 +48,6 @@ __all__ = [
 BOOKKEEPING_KEY: Final = "aiChat"
 """The metadata key reserved for ai_chat's own facts about a message."""
 
-_USAGE_FIELDS: Final = (
-    "inputTokens",
-    "outputTokens",
-    "totalTokens",
-    "cachedInputTokens",
-    "reasoningTokens",
-)
 _EMPTY: Final[FrozenDict[str, Any]] = FrozenDict()
 
 
@@ -181,11 +175,8 @@ def check_bookkeeping(message: Message, path: list[str | int], root: str) -> Non
 
 
 def check_usage(usage: object, path: str) -> None:
-    if type(usage) is not FrozenDict:
-        raise ValidationError(path, f"expected a usage object, got {describe(usage)}")
-    fields = cast("Mapping[str, object]", usage)
-    for name in _USAGE_FIELDS:
-        if name in fields:
-            value = fields[name]
-            if type(value) is not int or value < 0:
-                raise ValidationError(f"{path}.{name}", "expected a non-negative integer")
+    """Raise :class:`~ai_chat.ValidationError` unless ``usage`` (frozen) is a ``Usage``, by
+    the check the ``finish`` event's usage gets."""
+    expected = usage_problem(usage)
+    if expected is not None:
+        raise ValidationError(path, f"expected {expected}, got {describe(usage)}")

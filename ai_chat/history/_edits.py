@@ -113,15 +113,19 @@ def append_text(
             ),
         )
         return history._changed(seq.extend_plain(message), now)  # pyright: ignore[reportPrivateUsage]
-    raw: dict[str, object] = {
-        "id": message_id,
-        "role": role,
-        "parts": [{"type": "text", "text": text}],
-    }
+    checked = check_new(seq, (_raw_text(message_id, role, text, metadata),), limits, "$", when)
+    return history._changed(seq.extend(checked), now)  # pyright: ignore[reportPrivateUsage]
+
+
+def _raw_text(
+    message_id: str, role: str, text: str, metadata: Mapping[str, object] | None
+) -> dict[str, object]:
+    """A text message as JSON, for the boundary to check."""
+    raw: dict[str, object] = {"id": message_id, "role": role}
+    raw["parts"] = [{"type": "text", "text": text}]
     if metadata is not None:
         raw["metadata"] = _plain_metadata(metadata)
-    checked = check_new(seq, (raw,), history.limits, "$", when)
-    return history._changed(seq.extend(checked), now)  # pyright: ignore[reportPrivateUsage]
+    return raw
 
 
 def _plain_metadata(metadata: object) -> dict[str, object]:
@@ -356,13 +360,7 @@ def prepend_system(
     if type(text) is not str:
         raise ConfigurationError("text", text, "a str")
     seq = history._seq  # pyright: ignore[reportPrivateUsage]
-    raw: dict[str, object] = {
-        "id": _new_id(history, message_id),
-        "role": "system",
-        "parts": [{"type": "text", "text": text}],
-    }
-    if metadata is not None:
-        raw["metadata"] = _plain_metadata(metadata)
+    raw = _raw_text(_new_id(history, message_id), "system", text, metadata)
     when, now = stamp(history, created_at)
     (message,) = check_new(seq, (raw,), history.limits, "$", when)
     return history._changed(seq.rewrite(0, [message, *seq.iter_from(0)]), now)  # pyright: ignore[reportPrivateUsage]

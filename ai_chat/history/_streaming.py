@@ -23,6 +23,7 @@ from ..limits._walk import format_path
 from ._bookkeeping import BOOKKEEPING_KEY, check_usage, is_streaming, own_fields, with_bookkeeping
 from ._edits import remove_message, stamp
 from ._errors import ToolPairingError
+from ._sequence import Seq
 from ._validate import call_name, check_new, normalize_one
 
 if TYPE_CHECKING:
@@ -56,13 +57,10 @@ def update(
     parts: Sequence[object],
     metadata: Mapping[str, object] | None,
 ) -> History:
-    seq = history._seq  # pyright: ignore[reportPrivateUsage]
-    position = seq.position(message_id) if type(message_id) is str else None
-    if position is None:
-        return history
-    old = seq.at(position)
-    if not is_streaming(old):
-        return history  # finished or cancelled: a late update changes nothing
+    found = _streaming_message(history, message_id)
+    if found is None:
+        return history  # finished, cancelled or unknown: a late update changes nothing
+    seq, position, old = found
     path = f"$[{position}]"
     raw: dict[str, object] = {"id": message_id, "role": old["role"], "parts": list(parts)}
     own = own_fields(old)
@@ -126,13 +124,10 @@ def _check_tools(history: History, position: int, old: Message, new: Message, pa
 
 
 def finish(history: History, message_id: str, usage: Usage | None) -> History:
-    seq = history._seq  # pyright: ignore[reportPrivateUsage]
-    position = seq.position(message_id) if type(message_id) is str else None
-    if position is None:
+    found = _streaming_message(history, message_id)
+    if found is None:
         return history
-    old = seq.at(position)
-    if not is_streaming(old):
-        return history
+    seq, position, old = found
     recorded = None
     if usage is not None:
         recorded = freeze_json(
@@ -145,8 +140,17 @@ def finish(history: History, message_id: str, usage: Usage | None) -> History:
 
 
 def cancel(history: History, message_id: str) -> History:
-    seq = history._seq  # pyright: ignore[reportPrivateUsage]
-    position = seq.position(message_id) if type(message_id) is str else None
-    if position is None or not is_streaming(seq.at(position)):
+    if _streaming_message(history, message_id) is None:
         return history
     return remove_message(history, message_id, streaming=True)
+
+
+def _streaming_message(history: History, message_id: str) -> tuple[Seq, int, Message] | None:
+    """The history's messages, the position and the message with this id, if it is
+    streaming."""
+    seq = history._seq  # pyright: ignore[reportPrivateUsage]
+    position = seq.position(message_id) if type(message_id) is str else None
+    if position is None:
+        return None
+    message = seq.at(position)
+    return (seq, position, message) if is_streaming(message) else None

@@ -39,6 +39,17 @@ def fresh() -> History:
     return History.create(title="t", metadata={"k": 1}, env=HistoryEnv.deterministic())
 
 
+def two_call_messages_then_results() -> History:
+    """Two assistant messages with a call each, then one tool message answering both:
+    fine for Anthropic (the assistant turns merge), not for OpenAI or Gemini."""
+    calls = [{"toolCallId": c, "toolName": "lookup", "input": {"id": 1}} for c in ("c1", "c2")]
+    history = fresh().append_user("hi")
+    history = history.append_assistant(tool_calls=calls[:1]).append_assistant(tool_calls=calls[1:])
+    return history.append_tool_results(
+        [{"toolCallId": "c1", "output": 1}, {"toolCallId": "c2", "output": 2}]
+    )
+
+
 def _streaming(message: Mapping[str, Any]) -> bool:
     own = message.get("metadata", {}).get("aiChat", {})
     return own.get("streaming") is True
@@ -514,5 +525,6 @@ __all__ = [
     "messages_of",
     "reference_problems",
     "texts",
+    "two_call_messages_then_results",
     "view",
 ]

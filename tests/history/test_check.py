@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 from ai_chat import ConfigurationError, ValidationError
 from ai_chat.history import PROVIDERS, History, IntegrityError, Provider, check
 
-from .strategies import PROPERTY, build_history, found_by_check, fresh, reference_problems, view
+from .strategies import (
+    PROPERTY,
+    build_history,
+    found_by_check,
+    fresh,
+    reference_problems,
+    two_call_messages_then_results,
+    view,
+)
 
 CALL = {"toolCallId": "c1", "toolName": "lookup", "input": {"id": 1}}
 ALL: tuple[Provider | None, ...] = (None, *PROVIDERS)
@@ -116,14 +124,7 @@ def test_a_system_message_before_a_result_is_a_general_problem() -> None:
 
 
 def test_results_split_across_two_assistant_messages_for_anthropic() -> None:
-    second = {**CALL, "toolCallId": "c2"}
-    history = (
-        fresh()
-        .append_user("hi")
-        .append_assistant(tool_calls=[CALL])
-        .append_assistant(tool_calls=[second])
-        .append_tool_results([{"toolCallId": "c1", "output": 1}, {"toolCallId": "c2", "output": 2}])
-    )
+    history = two_call_messages_then_results()
     assert codes(history, "anthropic") == []
     assert codes(history, "openai") == [("unanswered-tool-call", "openai", "$[1].parts[0]")]
     assert codes(history, "gemini") == [

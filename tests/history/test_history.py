@@ -207,7 +207,7 @@ def broken(change: Callable[[Any], object]) -> dict[str, Any]:
                 lambda d: d["messages"][0]["metadata"]["aiChat"].update(usage={"inputTokens": -1})
             ),
             ValidationError,
-            "$.messages[0].metadata.aiChat.usage.inputTokens",
+            "$.messages[0].metadata.aiChat.usage",
         ),
         (
             broken(lambda d: d["messages"][0]["metadata"]["aiChat"].update(sources=[1])),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ai_chat.history import UNANSWERED_OUTPUT, History, HistoryEnv, check, repair
 
-from .strategies import PROPERTY, build_history, fresh, view
+from .strategies import PROPERTY, build_history, fresh, two_call_messages_then_results, view
 
 UNFIXABLE = {"late-system-message", "function-call-position"}
 CALL: dict[str, object] = {"toolCallId": "c1", "toolName": "lookup", "input": {}}
@@ -70,14 +70,7 @@ def test_a_pending_call_is_left_alone() -> None:
 
 
 def test_a_late_result_moves_up_to_its_call() -> None:
-    second = {**CALL, "toolCallId": "c2"}
-    history = (
-        fresh()
-        .append_user("hi")
-        .append_assistant(tool_calls=[CALL])
-        .append_assistant(tool_calls=[second])
-        .append_tool_results([{"toolCallId": "c1", "output": 1}, {"toolCallId": "c2", "output": 2}])
-    )
+    history = two_call_messages_then_results()
     assert repair(history, provider="anthropic").history is history  # fine for Anthropic
     result = repair(history, provider="openai")
     roles = [m["role"] for m in result.history.messages]
