@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, cast
 
+from .._errors import LimitExceededError, ProtocolError
 from .._events import EventChecker
 from .._types import FinishReason, Message, Usage
 from ..limits import FrozenDict, JSONLimits, JSONObject, freeze_json
@@ -99,6 +100,7 @@ class AnswerFold:
     """
 
     __slots__ = (
+        "_broken",
         "_calls",
         "_checker",
         "_data",
@@ -132,6 +134,7 @@ class AnswerFold:
         self._data: dict[tuple[str, str], _Part] = {}  # (type, id) -> data part
         self._metadata: dict[str, Any] = {}
         self._stopped = False
+        self._broken: ProtocolError | LimitExceededError | None = None
         self.events = 0
         """How many events were fed (ignored ones included)."""
         self.ignored = 0
@@ -162,13 +165,28 @@ class AnswerFold:
             self.feed(event)
 
     def feed(self, event: object) -> None:
-        """Take the next event (see the class for what is checked)."""
-        self.events += 1
+        """Take the next event (see the class for what is checked).
+
+        An event that fails the checks raises and is not counted; the events before it
+        stay folded, and every later :meth:`feed` raises the same error (the log is broken
+        there: start a new fold to go on).
+        """
+        if self._broken is not None:
+            raise self._broken
         if self.finished or self._stopped:
+            self.events += 1
             self.ignored += 1
             return
         checker = self._checker
-        fields = cast("Mapping[str, Any]", event if checker is None else checker.check(event))
+        if checker is None:
+            fields = cast("Mapping[str, Any]", event)
+        else:
+            try:
+                fields = cast("Mapping[str, Any]", checker.check(event))
+            except (ProtocolError, LimitExceededError) as exc:
+                self._broken = exc
+                raise
+        self.events += 1
         kind: str = fields["type"]
         if kind == "text-delta" or kind == "reasoning-delta":
             part = self._open[(kind[:-6], fields["id"])]

@@ -45,9 +45,6 @@ class Projection:
         checked: the events come from a :class:`~ai_chat.ChatStream` and need no
             validation (see :class:`~ai_chat.history.AnswerFold`).
 
-    Attributes:
-        state: ``"streaming"``, ``"finished"`` (``finish`` came), ``"finalized"``
-            (:meth:`finalize`) or ``"cancelled"`` (:meth:`cancel`).
     """
 
     __slots__ = (
@@ -61,7 +58,7 @@ class Projection:
         "_message_id",
         "_seed",
         "_snapshot",
-        "state",
+        "_state",
     )
 
     def __init__(
@@ -93,7 +90,13 @@ class Projection:
         self._first: object = None
         self._last: object = None
         self._snapshot: History | None = None
-        self.state: State = "streaming"
+        self._state: State = "streaming"
+
+    @property
+    def state(self) -> State:
+        """``"streaming"``, ``"finished"`` (``finish`` came), ``"finalized"``
+        (:meth:`finalize`) or ``"cancelled"`` (:meth:`cancel`)."""
+        return self._state
 
     @property
     def seed(self) -> History:
@@ -120,20 +123,22 @@ class Projection:
 
         Events after ``finish``, :meth:`finalize` or :meth:`cancel` are ignored: a late
         delta changes nothing. Raises as :meth:`AnswerFold.feed` does (the event's
-        ``event_index`` is its index in the whole log); the events before it stay folded.
+        ``event_index`` is its index in the whole log); the events before it stay folded
+        and later ones are ignored until :meth:`reset` (or a :meth:`sync` that refolds).
         """
         fold = self._fold
         for event in events:
-            if fold.events == 0:
+            first = fold.events == 0
+            if self._state != "streaming":
+                fold.feed(event)  # counted and ignored: the snapshot stays
+            else:
+                self._snapshot = None
+                fold.feed(event)
+                if fold.finished:
+                    self._state = "finished"
+            if first:
                 self._first = event
             self._last = event
-            if self.state != "streaming":
-                fold.feed(event)  # counted and ignored: the snapshot stays
-                continue
-            self._snapshot = None
-            fold.feed(event)
-            if fold.finished:
-                self.state = "finished"
 
     def sync(
         self, log: Sequence[object], *, identify: Callable[[object], object] | None = None
@@ -169,21 +174,21 @@ class Projection:
         )
         self._first = self._last = None
         self._snapshot = None
-        self.state = "streaming"
+        self._state = "streaming"
 
     def finalize(self) -> None:
         """End the answer where it is (the user stopped it): what was folded stays, as
         it is, no longer streaming; later events are ignored. After the end: no-op."""
-        if self.state == "streaming":
+        if self._state == "streaming":
             self._fold.stop()
-            self.state = "finalized"
+            self._state = "finalized"
             self._snapshot = None
 
     def cancel(self) -> None:
         """Drop the answer: the snapshot is the seed again; later events are ignored."""
-        if self.state != "cancelled":
+        if self._state != "cancelled":
             self._fold.stop()
-            self.state = "cancelled"
+            self._state = "cancelled"
             self._snapshot = None
 
     def snapshot(self) -> History:
@@ -202,7 +207,7 @@ class Projection:
         return found
 
     def _build(self) -> History:
-        seed, fold, state = self._seed, self._fold, self.state
+        seed, fold, state = self._seed, self._fold, self._state
         if state == "cancelled":
             return seed
         built = fold.messages(self.message_id, partial=state != "finished")

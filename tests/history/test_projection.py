@@ -264,3 +264,21 @@ async def test_a_chat_stream_folds_into_the_history() -> None:
     assert bookkeeping(answer).usage is not None
     assert [c["toolName"] for c in final.pending_tool_calls()] == ["search"]
     assert check(final, provider="all").ok
+
+
+def test_after_a_bad_event_the_log_stays_broken_until_a_reset() -> None:
+    incremental = projection()
+    good = [{"type": "text-start", "id": "t"}, {"type": "text-delta", "id": "t", "delta": "ok"}]
+    bad = {"type": "text-delta", "id": "unknown", "delta": "x"}
+    with pytest.raises(ProtocolError) as first:
+        incremental.apply([*good, bad])
+    assert first.value.event_index == 2 and incremental.processed == 2
+    assert view(incremental.snapshot())[-1]["parts"][0]["text"] == "ok"
+    with pytest.raises(ProtocolError) as again:
+        incremental.sync([*good, bad, {"type": "text-end", "id": "t"}])
+    assert again.value is first.value
+    with pytest.raises(ProtocolError):  # it extends what was folded: still broken
+        incremental.sync([*good, {"type": "text-end", "id": "t"}])
+    incremental.reset()
+    incremental.sync([*good, {"type": "text-end", "id": "t"}])
+    assert incremental.processed == 3
