@@ -428,3 +428,27 @@ def test_queries() -> None:
     more = history.append_assistant(tool_calls=[{**CALL, "toolCallId": "c2"}])
     assert [i.pending for i in more.tool_interactions()] == [False, True]
     assert more.statistics().pending_tool_calls == 1
+
+
+def test_versions_appended_from_threads_stay_apart() -> None:
+    import threading
+
+    base = fresh().append_user("shared")
+    results: dict[int, History] = {}
+
+    def work(worker: int) -> None:
+        history = base
+        for index in range(300):
+            history = history.append_user(f"{worker}-{index}", id=f"{worker}-{index}")
+        results[worker] = history
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(base) == 1
+    for worker, history in results.items():
+        assert len(history) == 301
+        assert [m["id"] for m in history.messages[1:]] == [f"{worker}-{i}" for i in range(300)]
+        assert History.from_json(history.to_json()) == history
