@@ -32,6 +32,7 @@ from typing import Any, Final, Literal, cast
 from .._errors import ConfigurationError, ValidationError
 from .._shape import describe
 from .._types import Message
+from ..limits import FrozenDict
 from ._history import History
 from ._report import PROVIDERS, CheckReport, Problem, Provider
 from ._rules import RULES, Facts, general_rules, is_exported
@@ -102,6 +103,8 @@ def facts_of(history_or_messages: object) -> Facts:
 
 
 def _check_read_fields(message: object, index: int) -> None:
+    if type(message) is FrozenDict and _plain(message):
+        return  # the common case, read without a word of error
     path = f"$[{index}]"
     if not isinstance(message, Mapping):
         raise ValidationError(path, f"expected a message object, got {describe(message)}")
@@ -129,6 +132,36 @@ def _check_read_fields(message: object, index: int) -> None:
     metadata = fields.get("metadata")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise ValidationError(f"{path}.metadata", "expected a JSON object")
+
+
+def _plain(message: Any) -> bool:
+    """Whether a frozen message is plainly fine where the checks read it (fast)."""
+    message_id = message.get("id")
+    role = message.get("role")
+    parts = message.get("parts")
+    if (
+        type(message_id) is not str
+        or not message_id
+        or role not in _ROLES
+        or type(parts) is not tuple
+    ):
+        return False
+    metadata = message.get("metadata")
+    if metadata is not None and type(metadata) is not FrozenDict:
+        return False
+    for part in parts:
+        if type(part) is not FrozenDict:
+            return False
+        kind = part.get("type")
+        if kind == "tool-call" or kind == "tool-result":
+            if role != _TOOL_ROLE[kind]:
+                return False
+            call_id, name = part.get("toolCallId"), part.get("toolName")
+            if type(call_id) is not str or not call_id or type(name) is not str or not name:
+                return False
+        elif type(kind) is not str:
+            return False
+    return True
 
 
 def _scan(messages: tuple[Message, ...]) -> Facts:
@@ -213,6 +246,8 @@ def _scan(messages: tuple[Message, ...]) -> Facts:
             number,
             call_id,
         )
-    pairs = [(call_id, at, results.get(call_id)) for call_id, (at, _) in calls.items()]
+    call_ids = list(calls)
+    positions = [at for at, _ in calls.values()]
+    answers = [results.get(call_id, -1) for call_id in call_ids]
     roles: list[str] = list(map(_role_of, messages))
-    return Facts(messages, roles, streaming, pairs, problems, flagged)
+    return Facts(messages, roles, streaming, (call_ids, positions, answers), problems, flagged)

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
-from itertools import compress
+from itertools import compress, count, repeat
+from operator import sub
 from typing import Any, Final
 
 from .._types import Message
@@ -56,14 +57,17 @@ _ASSISTANT: Final = frozenset({"assistant"})
 _CONTENT: Final = frozenset({"user", "tool", "assistant"})
 _USER_ASSISTANT: Final = frozenset({"user", "assistant"})
 _SYSTEM: Final = frozenset({"system"})
+_NOT_BEFORE_CALL: Final = frozenset({"system", "assistant", ""})
 
 
 def is_exported(message: Message) -> bool:
     """Whether a request takes ``message`` (it is not streaming)."""
     metadata: Any = message.get("metadata")
-    if not isinstance(metadata, Mapping):
+    if metadata is None or not isinstance(metadata, Mapping):
         return True
     own: Any = metadata.get(BOOKKEEPING_KEY)
+    if own is None:
+        return True
     return not (isinstance(own, Mapping) and own.get("streaming") is True)
 
 
@@ -74,7 +78,8 @@ class Facts:
         messages: the messages.
         roles: each message's role.
         streaming: the positions of streaming messages.
-        pairs: each call as (toolCallId, its position, its result's position or None).
+        call_ids, call_at, answer_at: each call's id, its message's position and its
+            result's message's position (-1 for none), in call order.
         problems: problems already found (the invariants of a list of messages).
         flagged: calls with a general problem (not reported again).
     """
@@ -82,9 +87,12 @@ class Facts:
     __slots__ = (
         "_exported",
         "_positions",
+        "_slow",
+        "answer_at",
+        "call_at",
+        "call_ids",
         "flagged",
         "messages",
-        "pairs",
         "problems",
         "roles",
         "streaming",
@@ -95,18 +103,19 @@ class Facts:
         messages: tuple[Message, ...],
         roles: list[str],
         streaming: set[int],
-        pairs: list[tuple[str, int, int | None]],
+        calls: tuple[list[str], list[int], list[int]],
         problems: list[Found],
         flagged: set[str],
     ) -> None:
         self.messages = messages
         self.roles = roles
         self.streaming = streaming
-        self.pairs = pairs
+        self.call_ids, self.call_at, self.answer_at = calls
         self.problems = problems
         self.flagged = flagged
         self._exported: list[str] | None = None
         self._positions: dict[tuple[frozenset[str], bool], list[int]] = {}
+        self._slow: list[tuple[str, int, int | None]] | None = None
 
     def exported(self) -> list[str]:
         """The roles as a request sees them: ``""`` for a streaming message."""
@@ -130,6 +139,46 @@ class Facts:
                 compress(range(len(source)), map(roles.__contains__, source))
             )
         return found
+
+    def slow_pairs(self) -> list[tuple[str, int, int | None]]:
+        """The calls that need a closer look, as (id, position, result position or None).
+
+        A call answered by the very next message is fine by every rule (no message comes
+        between them), so only the others are looked at; they are picked at C speed.
+        Streaming messages make their calls and results need a closer look too.
+        """
+        found = self._slow
+        if found is None:
+            at, answer = self.call_at, self.answer_at
+            picked = compress(count(), map((1).__ne__, map(sub, answer, at)))
+            indexes = set(picked)
+            streaming = self.streaming
+            if streaming:
+                indexes.update(
+                    i for i, p in enumerate(at) if p in streaming or answer[i] in streaming
+                )
+            ids = self.call_ids
+            found = self._slow = [
+                (ids[i], at[i], answer[i] if answer[i] >= 0 else None) for i in sorted(indexes)
+            ]
+        return found
+
+    def exported_pairs(self) -> list[tuple[str, int, int | None]]:
+        """The slow pairs a provider sees, those of the general problems left out: no
+        call of a streaming message, and no result from one."""
+        flagged, streaming = self.flagged, self.streaming
+        return [
+            (call_id, at, None if answer in streaming else answer)
+            for call_id, at, answer in self.slow_pairs()
+            if call_id not in flagged and at not in streaming
+        ]
+
+    def call_turns(self) -> list[int]:
+        """The positions of the messages with calls that a request takes, in order."""
+        streaming = self.streaming
+        return sorted(
+            {p for p in self.call_at if p not in streaming} if streaming else set(self.call_at)
+        )
 
     def call_part(self, position: int, call_id: str) -> int:
         """The index of the part holding call ``call_id`` in message ``position``."""
@@ -157,18 +206,6 @@ class Facts:
             Problem(code, reason, f"$[{position}]", self.messages[position]["id"], None, provider),
         )
 
-    def exported_pairs(self) -> list[tuple[str, int, int | None]]:
-        """The pairs a provider sees, those of the general problems left out: no call of
-        a streaming message, and no result from one."""
-        flagged, streaming = self.flagged, self.streaming
-        if not streaming:
-            return [pair for pair in self.pairs if pair[0] not in flagged]
-        return [
-            (call_id, at, None if answer in streaming else answer)
-            for call_id, at, answer in self.pairs
-            if call_id not in flagged and at not in streaming
-        ]
-
 
 def _next(positions: list[int], after: int) -> int | None:
     index = bisect_right(positions, after)
@@ -181,7 +218,7 @@ def general_rules(facts: Facts) -> list[Found]:
     found = list(facts.problems)
     flagged = facts.flagged
     user_system: list[int] | None = None
-    for call_id, at, answer in facts.pairs:
+    for call_id, at, answer in facts.slow_pairs():
         if answer == at + 1 or call_id in flagged:
             continue  # answered by the very next message
         if user_system is None:
@@ -229,13 +266,15 @@ def openai_rules(facts: Facts) -> list[Found]:
 
 
 def _late_system(facts: Facts, provider: Provider, name: str) -> list[Found]:
+    exported = facts.exported()
+    first = next((i for i, role in enumerate(exported) if role in _CONTENT), None)
+    try:
+        exported.index("system", first or 0)  # a scan at C speed
+    except ValueError:
+        return []
+    if first is None:
+        return []
     systems = facts.positions(_SYSTEM)
-    if not systems:
-        return []
-    content = facts.positions(_CONTENT)
-    if not content:
-        return []
-    first = content[0]
     return [
         facts.at_message(
             "late-system-message",
@@ -281,11 +320,13 @@ def gemini_rules(facts: Facts) -> list[Found]:
     found = _late_system(facts, "gemini", "Gemini")
     exported = facts.exported()
     content: list[int] = []
-    checked = -1
-    for _, at, _ in facts.pairs:  # each call turn: right after a user or response turn?
-        if at == checked or exported[at] == "":
-            continue
-        checked = at
+    turns = facts.call_turns()
+    # Right after a user or a response turn is fine; the others get a closer look.
+    before = map(exported.__getitem__, map(sub, turns, repeat(1)))
+    doubtful = list(compress(turns, map(_NOT_BEFORE_CALL.__contains__, before)))
+    if turns and turns[0] == 0 and (not doubtful or doubtful[0] != 0):
+        doubtful.insert(0, 0)  # the first message: [-1] read the last one
+    for at in doubtful:
         if at and (exported[at - 1] == "user" or exported[at - 1] == "tool"):
             continue
         if not content:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from itertools import repeat
 from typing import Any, Final
 
 from .._types import Message
@@ -165,30 +166,38 @@ class Seq:
                     return self._size + offset
         return None
 
-    def tool_pairs(self) -> list[tuple[str, int, int | None]]:
-        """Every tool call as (toolCallId, its message's position, its result's message's
-        position or ``None``), in call order."""
+    def tool_pairs(self) -> tuple[list[str], list[int], list[int]]:
+        """Every tool call, in call order, as three lists: its id, its message's position,
+        and its result's message's position (-1 without a result).
+
+        At the log's tip (the common case) the lists come from the indexes at C speed.
+        """
         size, log = self._size, self._log
-        results = log.results
-        pairs: list[tuple[str, int, int | None]] = []
-        for call_id, position in log.calls.items():
-            if position < size:
-                answer = results.get(call_id)
-                pairs.append(
-                    (call_id, position, answer if answer is not None and answer < size else None)
-                )
+        calls, results = log.calls, log.results
+        with log.lock:
+            tip = len(log.messages) == size
+            ids = list(calls)
+            positions = list(calls.values())
+            answers = list(map(results.get, ids, repeat(-1)))
+        if not tip:  # entries past this view's size are not its own
+            kept = [i for i, position in enumerate(positions) if position < size]
+            ids = [ids[i] for i in kept]
+            positions = [positions[i] for i in kept]
+            answers = [a if a < size else -1 for a in (answers[i] for i in kept)]
         if self._suffix:
             late: dict[str, int] = {}
             for offset, message in enumerate(self._suffix):
                 part: Any
                 for part in message["parts"]:
                     if part["type"] == "tool-call":
-                        pairs.append((part["toolCallId"], size + offset, None))
+                        ids.append(part["toolCallId"])
+                        positions.append(size + offset)
+                        answers.append(-1)
                     elif part["type"] == "tool-result":
                         late[part["toolCallId"]] = size + offset
             if late:
-                pairs = [(c, p, late.get(c, r)) for c, p, r in pairs]
-        return pairs
+                answers = [late.get(c, a) for c, a in zip(ids, answers, strict=True)]
+        return ids, positions, answers
 
     def streaming_positions(self) -> set[int]:
         """The positions of the streaming messages."""
@@ -201,8 +210,10 @@ class Seq:
 
     def call_positions(self) -> Iterator[tuple[str, int]]:
         """Every tool call id with the position of its message, in order."""
-        size = self._size
-        for call_id, position in self._log.calls.items():
+        size, log = self._size, self._log
+        with log.lock:  # another view may be appending to the log
+            entries = list(log.calls.items())
+        for call_id, position in entries:
             if position < size:
                 yield call_id, position
         for offset, message in enumerate(self._suffix):
