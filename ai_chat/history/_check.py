@@ -17,8 +17,9 @@ A call with no result and nothing but tool messages after it is *pending*, not a
 rules are in ``_rules``.
 
 How it stays fast: for a :class:`History`, the positions of every call and result come
-from the history's own indexes and the roles are read at C speed, so the work in Python
-is per tool call, not per message; a list of messages is scanned once in Python.
+from the history's own indexes and the roles are read at C speed; a call answered by the
+very next message is fine by every rule, and those are picked out at C speed too, so the
+rules look in Python only at the others. A list of messages is scanned once in Python.
 """
 
 # pyright: reportUnknownVariableType=false, reportUnknownMemberType=false, reportUnknownArgumentType=false
