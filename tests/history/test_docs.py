@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted((ROOT / "docs" / "history").glob("*.md"))
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+PAGES = [
+    page
+    for page in sorted((ROOT / "docs" / "history").glob("*.md"))
+    if "```python" in page.read_text(encoding="utf-8")
+]
 
 
 def program(page: Path) -> str:
