@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Final, NotRequired, TypedDict
 
 from .._types import Message
 from ..limits import JSONLimits
@@ -55,6 +55,9 @@ from ._import import (
     plain,
 )
 
+if TYPE_CHECKING:
+    from ..history import History
+
 __all__ = ["AnthropicPayload", "from_anthropic", "to_anthropic"]
 
 _FMT: Final = "anthropic"
@@ -75,7 +78,7 @@ class AnthropicPayload(TypedDict):
 
 
 def to_anthropic(
-    messages: Sequence[Message], *, reasoning_parts: ReasoningParts = "error"
+    messages: Sequence[Message] | History, *, reasoning_parts: ReasoningParts = "error"
 ) -> AnthropicPayload:
     """``messages`` as the ``system`` and ``messages`` of an Anthropic request.
 

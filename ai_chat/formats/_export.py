@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, TypeAlias, cast
 
 from .._messages import _normalize  # pyright: ignore[reportPrivateUsage]
 from .._types import Message
 from ..limits import FrozenDict, JSONLimits
 from ._errors import Format, FormatError, format_name
+
+if TYPE_CHECKING:
+    from ..history import History
 
 __all__ = [
     "BOOKKEEPING_KEY",
@@ -55,19 +58,24 @@ _UNBOUNDED: Final = JSONLimits(max_depth=100_000, max_values=100_000_000, max_ch
 _EMPTY: Final[Mapping[str, Any]] = FrozenDict()
 
 
-def exported(messages: Sequence[Message]) -> Sequence[Message]:
-    """``messages`` ready to convert: as they are when every one is frozen (normalized),
-    otherwise through :func:`~ai_chat.normalize_messages` (errors under ``$.messages``).
+def exported(messages: Sequence[Message] | History) -> Sequence[Message]:
+    """``messages`` ready to convert: a history's :meth:`~ai_chat.history.History.request_messages`
+    (streaming messages left out); a list as it is when every message is frozen
+    (normalized), otherwise through :func:`~ai_chat.normalize_messages` (errors under
+    ``$.messages``).
 
     Raises:
         ValidationError: not a list of normalized messages.
     """
+    request = getattr(messages, "request_messages", None)
+    if callable(request):  # a History, read without importing ai_chat.history
+        return cast("tuple[Message, ...]", request())
     if type(messages) is tuple or type(messages) is list:
         kinds = set(map(type, messages))
         if not kinds or kinds == {FrozenDict}:
             return messages
     # Unbounded: a history of any size converts; the limits were the caller's to apply.
-    return _normalize(messages, _UNBOUNDED, MESSAGES_ROOT)
+    return _normalize(cast("Sequence[object]", messages), _UNBOUNDED, MESSAGES_ROOT)
 
 
 def malformed(messages: Sequence[Message], exc: Exception) -> NoReturn:

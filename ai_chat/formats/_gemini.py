@@ -24,7 +24,7 @@ API's own camelCase spelling (what google-genai accepts as well as its snake_cas
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Final, NotRequired, TypedDict
 
 from .._types import Message
 from ..limits import JSONLimits
@@ -53,6 +53,9 @@ from ._import import (
     plain,
 )
 
+if TYPE_CHECKING:
+    from ..history import History
+
 __all__ = ["GENERATED_ID_PREFIX", "GeminiPayload", "from_gemini", "to_gemini"]
 
 GENERATED_ID_PREFIX: Final = "gemini-call-"
@@ -79,7 +82,7 @@ class GeminiPayload(TypedDict):
     systemInstruction: NotRequired[Any]
 
 
-def to_gemini(messages: Sequence[Message]) -> GeminiPayload:
+def to_gemini(messages: Sequence[Message] | History) -> GeminiPayload:
     """``messages`` as the ``contents`` and ``systemInstruction`` of a Gemini request.
 
     Returns new plain JSON objects sharing the messages' frozen values; other providers'

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-import itertools
 import json
 import mimetypes
-import secrets
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final, cast
 
+from .._ids import random_ids
 from .._messages import _normalize  # pyright: ignore[reportPrivateUsage]
 from .._shape import describe
 from .._types import Message, Role
 from ..limits import JSONLimits
+from ..limits._limits import PER_MESSAGE
 from ._errors import Format, FormatError, format_name
 
 __all__ = [
@@ -46,20 +46,17 @@ __all__ = [
 
 IdSource = Callable[[], str]
 
-MESSAGE_LIMITS: Final = JSONLimits(max_depth=64, max_values=100_000, max_chars=16_000_000)
-"""The bounds on each message ``from_*`` builds by default (a history's own bounds on
-one message, so that any message built can be appended to a history and stored)."""
+MESSAGE_LIMITS: Final = PER_MESSAGE
+"""The bounds on each message ``from_*`` builds by default: a history's own bounds on one
+message (``ai_chat.history.MESSAGE_LIMITS``), so that any message built can be appended
+to a history and stored."""
 
 _CONTAINERS: Final = frozenset({str, list, dict, tuple})
 
 
 def id_source(new_id: IdSource | None) -> IdSource:
     """``new_id``, or a source of fresh random ids (a random prefix and a counter)."""
-    if new_id is not None:
-        return new_id
-    prefix = secrets.token_hex(10)
-    counter = itertools.count(1)
-    return lambda: f"{prefix}-{next(counter):x}"
+    return random_ids() if new_id is None else new_id
 
 
 class Where:

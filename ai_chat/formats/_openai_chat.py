@@ -22,7 +22,7 @@ The mapping (docs/formats.md has it side by side with the other providers):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._types import Message
 from ..limits import JSONLimits
@@ -51,6 +51,9 @@ from ._import import (
     plain,
 )
 
+if TYPE_CHECKING:
+    from ..history import History
+
 __all__ = ["from_openai_chat", "to_openai_chat"]
 
 _FMT: Final = "openai-chat"
@@ -58,7 +61,7 @@ _API: Final = "OpenAI Chat Completions"
 
 
 def to_openai_chat(
-    messages: Sequence[Message], *, reasoning_parts: ReasoningParts = "error"
+    messages: Sequence[Message] | History, *, reasoning_parts: ReasoningParts = "error"
 ) -> list[Any]:
     """``messages`` as the ``messages`` argument of ``chat.completions.create``.
 

@@ -30,7 +30,7 @@ reasoning item needs its encrypted content.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._types import Message
 from ..limits import JSONLimits
@@ -59,13 +59,16 @@ from ._import import (
     plain,
 )
 
+if TYPE_CHECKING:
+    from ..history import History
+
 __all__ = ["from_openai_responses", "to_openai_responses"]
 
 _FMT: Final = "openai-responses"
 
 
 def to_openai_responses(
-    messages: Sequence[Message],
+    messages: Sequence[Message] | History,
     *,
     reasoning_parts: ReasoningParts = "error",
     store: bool = True,

@@ -6,12 +6,15 @@ would refuse, :func:`repair` fixes the tool pairing; :class:`Projection` folds a
 streaming answer's events onto a history, and :class:`AnswerFold` folds them into the
 answer's messages. Redaction (:class:`Redactor`, :func:`redact_text`) replaces personal
 data and credentials with stable placeholders; instruction templates
-(:class:`InstructionTemplate`, :class:`InstructionComposer`) compose system prompts.
-See the guide, docs/history/index.md.
+(:class:`InstructionTemplate`, :class:`InstructionComposer`) compose system prompts. The
+context window: :func:`estimate_tokens` (:class:`HeuristicEstimator` offline,
+:class:`BPETokenEstimator` exact, :func:`calibrate` to a provider's counts),
+:func:`fit_to_tokens` and :func:`compact`. See the guide, docs/history/index.md.
 """
 
 from ._bookkeeping import BOOKKEEPING_KEY, Bookkeeping, bookkeeping
 from ._check import check
+from ._compact import Compaction, compact, is_summary
 from ._composition import (
     Condition,
     InstructionComposer,
@@ -27,12 +30,24 @@ from ._composition import (
 from ._detector import Detector, Finding, Rule
 from ._env import HistoryEnv
 from ._errors import (
+    ContextOverflowError,
     DuplicateIdError,
     HistoryError,
     IntegrityError,
     StreamingMessageError,
     ToolPairingError,
 )
+from ._estimate import (
+    DEFAULT_ESTIMATOR,
+    AsyncTokenEstimator,
+    CalibratedEstimator,
+    HeuristicEstimator,
+    TokenEstimator,
+    aestimate_tokens,
+    calibrate,
+    estimate_tokens,
+)
+from ._fit import FitReport, afit_to_tokens, fit_to_tokens
 from ._fold import AnswerFold
 from ._history import History
 from ._projection import Projection, project
@@ -55,21 +70,30 @@ from ._templates import (
     extract_template_variables,
     render_template,
 )
+from ._tokenizer import BPETokenEstimator
 from ._validate import MESSAGE_LIMITS
 
 __all__ = [
     "BOOKKEEPING_KEY",
+    "DEFAULT_ESTIMATOR",
     "MESSAGE_LIMITS",
     "PROVIDERS",
     "UNANSWERED_OUTPUT",
     "AnswerFold",
+    "AsyncTokenEstimator",
+    "BPETokenEstimator",
     "Bookkeeping",
+    "CalibratedEstimator",
     "Change",
     "CheckReport",
+    "Compaction",
     "Condition",
+    "ContextOverflowError",
     "Detector",
     "DuplicateIdError",
     "Finding",
+    "FitReport",
+    "HeuristicEstimator",
     "History",
     "HistoryEnv",
     "HistoryError",
@@ -90,13 +114,21 @@ __all__ = [
     "Statistics",
     "StreamingMessageError",
     "TemplateSyntaxError",
+    "TokenEstimator",
     "ToolInteraction",
     "ToolPairingError",
+    "aestimate_tokens",
+    "afit_to_tokens",
     "bookkeeping",
+    "calibrate",
     "check",
+    "compact",
     "create_test_instruction_context",
     "default_detectors",
+    "estimate_tokens",
     "extract_template_variables",
+    "fit_to_tokens",
+    "is_summary",
     "message_text",
     "project",
     "redact_message",

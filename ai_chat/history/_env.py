@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import itertools
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from .._errors import ConfigurationError, ValidationError
+from .._ids import random_ids
 
 __all__ = ["HistoryEnv", "format_time", "parse_time"]
 
 
 def _system_now() -> datetime:
     return datetime.now(UTC)
-
-
-def _random_ids() -> Callable[[], str]:
-    # 80 random bits name the source, a counter the id: unique without a system call per
-    # id (uuid4 costs more than the rest of an append).
-    prefix = secrets.token_hex(10)
-    counter = itertools.count(1)
-    return lambda: f"{prefix}-{next(counter):x}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +34,7 @@ class HistoryEnv:
     """
 
     now: Callable[[], datetime] = _system_now
-    new_id: Callable[[], str] = field(default_factory=_random_ids)
+    new_id: Callable[[], str] = field(default_factory=random_ids)
 
     @classmethod
     def deterministic(

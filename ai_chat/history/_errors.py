@@ -12,7 +12,8 @@ name what collides. An operation that this history cannot do is a :class:`Histor
     │                                reused tool call id, tool ids changed by an update
     └── HistoryError                 this history cannot do it
         ├── StreamingMessageError    the message is streaming (protected until it ends)
-        └── IntegrityError           ``CheckReport.raise_for_problems()`` found problems
+        ├── IntegrityError           ``CheckReport.raise_for_problems()`` found problems
+        └── ContextOverflowError     what ``fit_to_tokens`` must keep does not fit
 
 Every one carries ``path``, a JSON path to what is wrong: into the appended messages
 (``$[2].parts[0].toolCallId``), into :meth:`History.from_json`'s input
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from ._report import Problem
 
 __all__ = [
+    "ContextOverflowError",
     "DuplicateIdError",
     "HistoryError",
     "IntegrityError",
@@ -121,3 +123,26 @@ class IntegrityError(HistoryError):
         first = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(first.path, f"{first.reason}{more}")
+
+
+class ContextOverflowError(HistoryError):
+    """What :func:`~ai_chat.history.fit_to_tokens` must keep does not fit ``max_tokens``.
+
+    What must be kept: the system messages (with ``keep_system``), the last
+    ``keep_last`` messages, any streaming message, and the whole turns they are in. No
+    over-budget history is ever returned instead.
+
+    Attributes:
+        max_tokens: the budget.
+        required: the tokens of the least the history can be cut to.
+    """
+
+    def __init__(self, max_tokens: int, required: int, kept: str) -> None:
+        self.max_tokens = max_tokens
+        self.required = required
+        super().__init__(
+            "$",
+            f"the history cannot fit {max_tokens:,} tokens: {kept} take {required:,}; "
+            "raise max_tokens, keep fewer messages (keep_last, keep_system), or compact the "
+            "history (compact) first",
+        )

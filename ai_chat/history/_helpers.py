@@ -2,8 +2,8 @@
 
 They are methods (as ``str.replace`` and ``datetime.replace`` are) so that a value's
 operations are found on it and calls chain; this module holds them apart from the value
-itself (``_history``), and the code behind each lives by concept in ``_edits`` and
-``_streaming``.
+itself (``_history``), and the code behind each lives by concept in ``_edits``,
+``_streaming`` and ``_rewind``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 from .._types import Part, Role, Usage
-from . import _edits, _streaming
+from . import _edits, _rewind, _streaming
 
 if TYPE_CHECKING:
     from ._history import History
@@ -229,3 +229,44 @@ class Helpers:
         """This history without the streaming message (and the results of its calls).
         Not streaming or unknown: this history."""
         return _streaming.cancel(_this(self), message_id)
+
+    # --- cutting at a position (see _rewind) ------------------------------------------
+
+    def rewind_before_position(self, position: int, *, keep_tool_pairs: bool = True) -> History:
+        """This history without the message at ``position`` and every later one (undo a
+        branch: edit-and-resend, regenerate). A call whose result is cut off goes too,
+        unless ``keep_tool_pairs=False`` (then it stays, pending). At or past the end:
+        this history.
+
+        Raises:
+            ConfigurationError: ``position`` is not an int of 0 or more.
+        """
+        return _rewind.rewind_before_position(
+            _this(self), position, keep_tool_pairs=keep_tool_pairs
+        )
+
+    def rewind_before_message(self, message_id: str, *, keep_tool_pairs: bool = True) -> History:
+        """:meth:`rewind_before_position` at the message with ``message_id`` (unknown:
+        this history)."""
+        return _rewind.rewind_before_message(
+            _this(self), message_id, keep_tool_pairs=keep_tool_pairs
+        )
+
+    def truncate_from_position(self, position: int, *, keep_system: bool = True) -> History:
+        """This history from ``position`` on (drop the oldest): system messages (with
+        ``keep_system``) and streaming messages before it stay in front, results whose
+        calls are dropped go. 0: this history.
+
+        Raises:
+            ConfigurationError: ``position`` is not an int of 0 or more.
+        """
+        return _rewind.truncate_from_position(_this(self), position, keep_system=keep_system)
+
+    def recent_messages(self, count: int, *, keep_system: bool = True) -> History:
+        """This history with its last ``count`` non-system messages only (and the
+        system messages, with ``keep_system``); see :meth:`truncate_from_position`.
+
+        Raises:
+            ConfigurationError: ``count`` is not an int of 0 or more.
+        """
+        return _rewind.recent_messages(_this(self), count, keep_system=keep_system)

@@ -22,8 +22,10 @@ Messages reaching here are normalized and checked for the history's invariants.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from itertools import repeat
+from operator import sub
 from typing import Any, Final
 
 from .._types import Message
@@ -36,7 +38,12 @@ SUFFIX_MAX: Final = 32
 
 
 class _Log:
-    """Append-only storage shared by views, with its indexes (guarded by ``lock``)."""
+    """Append-only storage shared by views, with its indexes (guarded by ``lock``).
+
+    Each index is filled in position order (only :meth:`add` and ``extend_plain`` write
+    to them, at the end), so its positions never decrease: :func:`_shifted` bisects
+    them.
+    """
 
     __slots__ = ("calls", "ids", "lock", "messages", "results", "streaming")
 
@@ -86,6 +93,16 @@ class _Log:
                 elif kind == "tool-result":
                     del log.results[part["toolCallId"]]
         return log
+
+
+def _shifted(index: dict[str, int], start: int, size: int, shift: int) -> Iterator[tuple[str, int]]:
+    """The entries of ``index`` at positions ``start <= p < size``, each moved ``shift``
+    earlier (positions never decrease in an index, so a bisection finds them, and the
+    rest runs at C speed)."""
+    positions = list(index.values())
+    low, high = bisect_left(positions, start), bisect_left(positions, size)
+    keys = list(index)[low:high]
+    return zip(keys, map(sub, positions[low:high], repeat(shift)), strict=True)
 
 
 class Seq:
@@ -254,6 +271,33 @@ class Seq:
         if start >= size:
             return self._settle(size, self._suffix[: start - size] + tuple(tail))
         return self._settle(start, tuple(tail))
+
+    def keep(self, head: Sequence[int], start: int) -> Seq:
+        """The messages at the positions ``head`` (in order, each before ``start``), then
+        every message from ``start`` on: what dropping the oldest messages leaves.
+
+        The log's indexes are shifted rather than rebuilt (no message is read again), so
+        this costs a few C-speed passes over the indexes, not a walk of the parts.
+        """
+        size, log = self._size, self._log
+        if start >= size:  # the tail is in the (short) suffix: rebuild it
+            kept = [self.at(p) for p in head]
+            kept.extend(self._suffix[start - size :])
+            return Seq.of(kept)
+        new = _Log()
+        new.add([self.at(p) for p in head])
+        shift = start - len(head)
+        with log.lock:
+            new.messages.extend(log.messages[start:size])
+            for source, target in (
+                (log.ids, new.ids),
+                (log.calls, new.calls),
+                (log.results, new.results),
+            ):
+                target.update(_shifted(source, start, size, shift))
+            new.streaming.update(p - shift for p in log.streaming if start <= p < size)
+        new.add(self._suffix)
+        return Seq(new, len(new.messages), ())
 
     def _settle(self, size: int, suffix: tuple[Message, ...]) -> Seq:
         """``log[:size] + suffix`` as a view, moving a long suffix into a log."""

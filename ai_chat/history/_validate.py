@@ -27,6 +27,7 @@ from .._errors import LimitExceededError, ValidationError
 from .._messages import _normalize  # pyright: ignore[reportPrivateUsage]
 from .._types import Message
 from ..limits import JSONLimits
+from ..limits._limits import PER_MESSAGE
 from ..limits._walk import format_path
 from ._bookkeeping import check_bookkeeping, own_fields, with_bookkeeping
 from ._errors import DuplicateIdError, ToolPairingError
@@ -41,7 +42,7 @@ __all__ = [
     "normalize_one",
 ]
 
-MESSAGE_LIMITS: Final = JSONLimits(max_depth=64, max_values=100_000, max_chars=16_000_000)
+MESSAGE_LIMITS: Final = PER_MESSAGE
 """The bounds on each message of a history by default: the conversation stores' bounds on
 one appended batch, so that any message of a history can be stored."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .._errors import ConfigurationError
 
-__all__ = ["JSONLimits"]
+__all__ = ["PER_MESSAGE", "JSONLimits"]
 
 # Upper bounds that keep a limit meaningful: the walk is iterative, so depth is bounded
 # only so that a cycle is still reported in reasonable time.
@@ -38,3 +39,8 @@ class JSONLimits:
             value: object = getattr(self, name)
             if type(value) is not int or not 1 <= value <= cap:
                 raise ConfigurationError(name, value, f"an int from 1 to {cap:,}")
+
+
+PER_MESSAGE: Final = JSONLimits(max_depth=64, max_values=100_000, max_chars=16_000_000)
+"""The bounds on one message of a conversation: the conversation stores' bounds on one
+appended batch (``ai_chat.history.MESSAGE_LIMITS``, the default of ``from_*``)."""

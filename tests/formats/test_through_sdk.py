@@ -129,7 +129,8 @@ async def test_openai_chat_through_the_sdk() -> None:
         },
     ]
     again = to_openai_chat((*RICH, *answer), reasoning_parts="omit")
-    sent = without_empty(CHAT_ANSWER["choices"][0]["message"])  # type: ignore[index]
+    choices: Any = CHAT_ANSWER["choices"]
+    sent = without_empty(choices[0]["message"])
     assert plain(again[-1]) == sent
 
 
