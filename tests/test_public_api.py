@@ -47,10 +47,13 @@ import ai_chat.formats._openai_responses
 import ai_chat.history
 import ai_chat.history._bookkeeping
 import ai_chat.history._check
+import ai_chat.history._compact
 import ai_chat.history._composition
 import ai_chat.history._detector
 import ai_chat.history._env
 import ai_chat.history._errors
+import ai_chat.history._estimate
+import ai_chat.history._fit
 import ai_chat.history._fold
 import ai_chat.history._history
 import ai_chat.history._projection
@@ -59,6 +62,7 @@ import ai_chat.history._redaction
 import ai_chat.history._repair
 import ai_chat.history._report
 import ai_chat.history._templates
+import ai_chat.history._tokenizer
 import ai_chat.history._validate
 import ai_chat.limits
 import ai_chat.limits._frozen
@@ -194,6 +198,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         **dict.fromkeys(["HistoryEnv"], ai_chat.history._env),
         **dict.fromkeys(
             [
+                "ContextOverflowError",
                 "DuplicateIdError",
                 "HistoryError",
                 "IntegrityError",
@@ -202,6 +207,22 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
             ],
             ai_chat.history._errors,
         ),
+        **dict.fromkeys(["Compaction", "compact", "is_summary"], ai_chat.history._compact),
+        **dict.fromkeys(
+            [
+                "DEFAULT_ESTIMATOR",
+                "AsyncTokenEstimator",
+                "CalibratedEstimator",
+                "HeuristicEstimator",
+                "TokenEstimator",
+                "aestimate_tokens",
+                "calibrate",
+                "estimate_tokens",
+            ],
+            ai_chat.history._estimate,
+        ),
+        **dict.fromkeys(["FitReport", "afit_to_tokens", "fit_to_tokens"], ai_chat.history._fit),
+        **dict.fromkeys(["BPETokenEstimator"], ai_chat.history._tokenizer),
         **dict.fromkeys(["AnswerFold"], ai_chat.history._fold),
         **dict.fromkeys(["History"], ai_chat.history._history),
         **dict.fromkeys(["Projection", "project"], ai_chat.history._projection),

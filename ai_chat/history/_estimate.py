@@ -176,7 +176,8 @@ class HeuristicEstimator:
             return self.unknown_file_tokens
         header, _, payload = url.partition(",")
         encoded = header.endswith(";base64")
-        size = len(payload) * 3 // 4 if encoded else len(payload)
+        padding = payload.endswith("=") + payload.endswith("==")
+        size = len(payload) * 3 // 4 - padding if encoded else len(payload)
         if media == "application/pdf":
             return max(1, _pages(payload) if encoded else 1) * self.pdf_page_tokens
         if media.startswith("audio/"):

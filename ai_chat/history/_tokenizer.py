@@ -15,6 +15,7 @@ as the OpenAI cookbook counts it). Other providers' tokenizers differ: calibrate
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any, Final
 
 from .._errors import ConfigurationError
@@ -43,19 +44,24 @@ class BPETokenEstimator(HeuristicEstimator):
         self, encoding: str = "o200k_base", *, message_overhead: int = 3, **options: Any
     ) -> None:
         super().__init__(message_overhead=message_overhead, **options)
-        try:
-            bpe_openai: Any = importlib.import_module("bpe_openai")  # ships no type stubs
-        except ImportError as exc:  # pragma: no cover - exercised without the extra
-            raise ImportError(
-                'BPETokenEstimator needs bpe-openai: pip install "ai_chat[tokenizer]" '
-                '(or uv add "ai_chat[tokenizer]")',
-                name=exc.name,
-            ) from exc
-        names = bpe_openai.list_encoding_names()
-        if encoding not in names:
-            raise ConfigurationError("encoding", encoding, f"one of {', '.join(names)}")
+        with warnings.catch_warnings():
+            # bpe-openai 0.1.4 reads its tables (on import, and per encoding) with
+            # importlib.resources.open_binary, deprecated since Python 3.11: its warning,
+            # not the caller's to act on.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                bpe_openai: Any = importlib.import_module("bpe_openai")  # no type stubs
+            except ImportError as exc:  # pragma: no cover - exercised without the extra
+                raise ImportError(
+                    'BPETokenEstimator needs bpe-openai: pip install "ai_chat[tokenizer]" '
+                    '(or uv add "ai_chat[tokenizer]")',
+                    name=exc.name,
+                ) from exc
+            names = bpe_openai.list_encoding_names()
+            if encoding not in names:
+                raise ConfigurationError("encoding", encoding, f"one of {', '.join(names)}")
+            self._encode = bpe_openai.get_encoding(encoding).encode_ordinary
         self.encoding = encoding
-        self._encode = bpe_openai.get_encoding(encoding).encode_ordinary
 
     def text(self, text: str) -> int:
         """The exact number of tokens of ``text`` in the encoding."""

@@ -21,6 +21,7 @@ from ai_chat.history import (
     estimate_tokens,
     fit_to_tokens,
 )
+from ai_chat.history._sequence import Seq
 from ai_chat.types import Message
 
 from .strategies import PROPERTY, build_history, fresh
@@ -274,3 +275,26 @@ def test_estimates_are_cached_per_message() -> None:
     fit_to_tokens(history, 200, estimator=estimator)
     fit_to_tokens(history.append_user("again"), 200, estimator=estimator)
     assert estimator.seen == len(history) + 1  # each message counted once
+
+
+@PROPERTY
+@given(st.data(), st.integers(0, 200), st.integers(0, 30))
+def test_a_cut_history_indexes_its_messages_as_a_rebuilt_one_would(
+    data: st.DataObject, max_tokens: int, position: int
+) -> None:
+    history = build_history(data, well_behaved=False)
+    try:
+        fitted, _ = fit_to_tokens(history, max_tokens, estimator=Fixed(), provider=None)
+    except ContextOverflowError:
+        fitted = history
+    for cut in (fitted, history.truncate_from_position(position)):
+        seq: Any = cut._seq  # pyright: ignore[reportPrivateUsage]
+        rebuilt = Seq.of(cut.messages)
+        assert seq.tool_pairs() == rebuilt.tool_pairs()
+        assert seq.streaming_positions() == rebuilt.streaming_positions()
+        for index, message in enumerate(cut.messages):
+            assert cut.position(message["id"]) == index
+        for call in cut.pending_tool_calls():  # the kept calls can still be answered
+            answered = cut.append_tool_result(call["toolCallId"], "late")
+            last: Any = answered.messages[-1]["parts"][0]
+            assert last["toolCallId"] == call["toolCallId"]
