@@ -148,14 +148,20 @@ def _fit(
     messages = seq.messages()
     size = len(messages)
     tokens = list(counts)
-    if len(tokens) != size or (tokens and (set(map(type, tokens)) != {int} or min(tokens) < 0)):
+    streaming = seq.streaming_positions()
+    prefix: list[int] = []
+    if len(tokens) == size:
+        for position in streaming:
+            tokens[position] = 0  # a request never takes it
+        try:
+            prefix = [0, *accumulate(tokens)]
+        except TypeError:
+            prefix = []
+    # A count that is not an int makes the sum another type, or fails it.
+    if not prefix or type(prefix[-1]) is not int or (tokens and min(tokens) < 0):
         raise ConfigurationError(
             "estimator", counts, f"one count (an int of 0 or more) for each of {size} messages"
         )
-    streaming = seq.streaming_positions()
-    for position in streaming:
-        tokens[position] = 0  # a request never takes it
-    prefix = [0, *accumulate(tokens)]
     total = prefix[-1]
     if total <= max_tokens:
         if provider is not None:

@@ -289,12 +289,12 @@ class Seq:
         shift = start - len(head)
         with log.lock:
             new.messages.extend(log.messages[start:size])
-            for source, target in (
-                (log.ids, new.ids),
-                (log.calls, new.calls),
-                (log.results, new.results),
-            ):
-                target.update(_shifted(source, start, size, shift))
+            # Every message of a log has its id in ``ids``, in position order: the ids
+            # of positions start..size are that slice of the keys.
+            moved = list(log.ids)[start:size]
+            new.ids.update(zip(moved, range(start - shift, size - shift), strict=True))
+            new.calls.update(_shifted(log.calls, start, size, shift))
+            new.results.update(_shifted(log.results, start, size, shift))
             new.streaming.update(p - shift for p in log.streaming if start <= p < size)
         new.add(self._suffix)
         return Seq(new, len(new.messages), ())
