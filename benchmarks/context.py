@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ai_chat.history import History, HistoryEnv, HeuristicEstimator, check, fit_to_tokens
+from ai_chat.history import HeuristicEstimator, History, HistoryEnv, check, fit_to_tokens
 from ai_chat.limits import JSONLimits
 from ai_chat.types import Message
 
