@@ -82,7 +82,8 @@ def to_anthropic(
 ) -> AnthropicPayload:
     """``messages`` as the ``system`` and ``messages`` of an Anthropic request.
 
-    Returns new plain JSON objects sharing the messages' frozen values; other providers'
+    ``messages`` are normalized messages, or a :class:`~ai_chat.history.History` (its
+    request messages: streaming ones left out). Returns new plain JSON objects sharing the messages' frozen values; other providers'
     ``providerMetadata`` is not sent.
 
     Raises:

@@ -85,7 +85,8 @@ class GeminiPayload(TypedDict):
 def to_gemini(messages: Sequence[Message] | History) -> GeminiPayload:
     """``messages`` as the ``contents`` and ``systemInstruction`` of a Gemini request.
 
-    Returns new plain JSON objects sharing the messages' frozen values; other providers'
+    ``messages`` are normalized messages, or a :class:`~ai_chat.history.History` (its
+    request messages: streaming ones left out). Returns new plain JSON objects sharing the messages' frozen values; other providers'
     ``providerMetadata`` is not sent (their reasoning text goes as ``thought`` parts).
 
     Raises:

@@ -65,7 +65,8 @@ def to_openai_chat(
 ) -> list[Any]:
     """``messages`` as the ``messages`` argument of ``chat.completions.create``.
 
-    Returns new plain JSON objects (they share the messages' frozen values, such as
+    ``messages`` are normalized messages, or a :class:`~ai_chat.history.History` (its
+    request messages: streaming ones left out). Returns new plain JSON objects (they share the messages' frozen values, such as
     tool inputs); other providers' ``providerMetadata`` is not sent.
 
     Raises:

@@ -75,7 +75,8 @@ def to_openai_responses(
 ) -> list[Any]:
     """``messages`` as the ``input`` argument of ``responses.create``.
 
-    ``store`` is the request's ``store`` (``False``: the API keeps no items, so item ids
+    ``messages`` are normalized messages, or a :class:`~ai_chat.history.History` (its
+    request messages: streaming ones left out). ``store`` is the request's ``store`` (``False``: the API keeps no items, so item ids
     are left out and reasoning travels by its encrypted content). Returns new plain JSON
     objects sharing the messages' frozen values; other providers' ``providerMetadata``
     is not sent.
