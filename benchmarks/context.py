@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ai_chat.history import HeuristicEstimator, History, HistoryEnv, check, fit_to_tokens
 from ai_chat.limits import JSONLimits
 from ai_chat.types import Message
+from benchmarks._timing import interleaved_best
 
 TARGET_MS = 10.0
 TARGET_RATIO = 10.0
@@ -84,16 +84,6 @@ def history(size: int) -> History:
     limits = JSONLimits(max_depth=64, max_values=1_000_000, max_chars=100_000_000)
     base = History.create(env=HistoryEnv.deterministic(), limits=limits).append_system("Be brief.")
     return base.extend(messages[:size])
-
-
-def best(subjects: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    times = dict.fromkeys(subjects, float("inf"))
-    for _ in range(rounds):
-        for name, run in subjects.items():
-            start = time.perf_counter()
-            run()
-            times[name] = min(times[name], time.perf_counter() - start)
-    return times
 
 
 def langchain_subjects(
@@ -184,7 +174,7 @@ def main() -> None:
     else:
         subjects.update(found[0])
         back = found[1]
-    times = best(subjects, args.rounds)
+    times = interleaved_best(subjects, args.rounds)
     fitted, report = fit_to_tokens(conversation, budget, estimator=estimator)
     beyond = (times["fit_to_tokens"] - times["estimation (warm)"]) * 1000
     print(

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from ai_chat import normalize_messages
 from ai_chat.formats import to_anthropic, to_gemini, to_openai_chat, to_openai_responses
 from ai_chat.limits import JSONLimits
 from ai_chat.types import Message
+from benchmarks._timing import interleaved_best
 
 TARGET = 1.5
 UNBOUNDED = JSONLimits(max_depth=64, max_values=100_000_000, max_chars=1_000_000_000)
@@ -112,17 +112,6 @@ def history(size: int) -> tuple[Message, ...]:
     return normalize_messages(messages[:size], limits=UNBOUNDED)
 
 
-def best(subjects: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """The best time of each subject over ``rounds`` interleaved rounds, in seconds."""
-    times = dict.fromkeys(subjects, float("inf"))
-    for _ in range(rounds):
-        for name, run in subjects.items():
-            start = time.perf_counter()
-            run()
-            times[name] = min(times[name], time.perf_counter() - start)
-    return times
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="Provider formats benchmark")
     parser.add_argument("--messages", type=int, default=10_000)
@@ -136,7 +125,7 @@ def main() -> None:
         "to_anthropic": lambda: to_anthropic(messages),
         "to_gemini": lambda: to_gemini(messages),
     }
-    times = best(subjects, args.rounds)
+    times = interleaved_best(subjects, args.rounds)
     baseline = times["json.loads(json.dumps(...))"]
     size = len(json.dumps(messages))
     print(f"{len(messages):,} messages, {size / 1e6:.1f} MB of JSON, best of {args.rounds}")

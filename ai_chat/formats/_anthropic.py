@@ -43,6 +43,7 @@ from ._export import (
     part_error,
     streaming_error,
     unsendable,
+    user_content,
 )
 from ._import import (
     MESSAGE_LIMITS,
@@ -113,7 +114,12 @@ def to_anthropic(
                 continue
             results = None
             if role == "user":
-                turns.append({"role": "user", "content": _user(message, parts, index)})
+                turns.append(
+                    {
+                        "role": "user",
+                        "content": user_content(_FMT, message, index, _text_block, _file),
+                    }
+                )
             elif role == "assistant":
                 content = _assistant(message, parts, index, reasoning_parts)
                 turns.append({"role": "assistant", "content": content})
@@ -157,19 +163,6 @@ def _tool_result(part: Any) -> Body:
     if part.get("isError"):
         block["is_error"] = True
     return _cached(block, part)
-
-
-def _user(message: Message, parts: Any, index: int) -> list[Body]:
-    content: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            content.append(_text_block(part))
-        elif kind == "file":
-            content.append(_file(message, part, index, position))
-        else:
-            raise part_error(_FMT, index, message, position, unsendable(_FMT, kind, "user"))
-    return content
 
 
 def _assistant(

@@ -13,7 +13,7 @@ trip: :func:`exported` normalizes anything else first, and :func:`malformed` tur
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, TypeAlias, cast
 
 from .._messages import _normalize  # pyright: ignore[reportPrivateUsage]
@@ -41,6 +41,7 @@ __all__ = [
     "part_error",
     "streaming_error",
     "unsendable",
+    "user_content",
 ]
 
 Body: TypeAlias = dict[str, Any]
@@ -140,6 +141,28 @@ def unsendable(fmt: Format, kind: str, role: str) -> str:
             "a text part or remove it before sending"
         )
     return f"{format_name(fmt)} cannot take {kind} parts in {role} messages"
+
+
+def user_content(
+    fmt: Format,
+    message: Message,
+    index: int,
+    text: Callable[[Any], Body],
+    file: Callable[[Message, Any, int, int], Body],
+) -> list[Body]:
+    """A user message's parts as ``fmt``'s content: each text part as ``text`` gives it,
+    each file as ``file`` gives it (from the message, the part, the message's index and
+    the part's position); another kind raises, naming the part."""
+    content: list[Body] = []
+    for position, part in enumerate(cast("tuple[Any, ...]", message["parts"])):
+        kind = part["type"]
+        if kind == "text":
+            content.append(text(part))
+        elif kind == "file":
+            content.append(file(message, part, index, position))
+        else:
+            raise part_error(fmt, index, message, position, unsendable(fmt, kind, "user"))
+    return content
 
 
 def metadata_of(part: Mapping[str, Any], provider: str) -> Mapping[str, Any]:

@@ -40,6 +40,7 @@ from ._export import (
     part_error,
     streaming_error,
     unsendable,
+    user_content,
 )
 from ._import import (
     MESSAGE_LIMITS,
@@ -116,7 +117,9 @@ def to_gemini(messages: Sequence[Message] | History) -> GeminiPayload:
                 continue
             results = None
             if role == "user":
-                contents.append({"role": "user", "parts": _user(message, parts, index)})
+                contents.append(
+                    {"role": "user", "parts": user_content(_FMT, message, index, _text, _file)}
+                )
             elif role == "assistant":
                 contents.append({"role": "model", "parts": _model(message, parts, index, calls)})
             elif contents:
@@ -131,17 +134,8 @@ def to_gemini(messages: Sequence[Message] | History) -> GeminiPayload:
     return payload
 
 
-def _user(message: Message, parts: Any, index: int) -> list[Body]:
-    out: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            out.append({"text": part["text"]})
-        elif kind == "file":
-            out.append(_file(message, part, index, position))
-        else:
-            raise part_error(_FMT, index, message, position, unsendable(_FMT, kind, "user"))
-    return out
+def _text(part: Any) -> Body:
+    return {"text": part["text"]}
 
 
 def _model(message: Message, parts: Any, index: int, calls: dict[str, str]) -> list[Body]:

@@ -38,6 +38,7 @@ from ._export import (
     part_error,
     streaming_error,
     unsendable,
+    user_content,
 )
 from ._import import (
     MESSAGE_LIMITS,
@@ -101,7 +102,12 @@ def to_openai_chat(
                 if len(parts) == 1 and parts[0]["type"] == "text":
                     append({"role": "user", "content": parts[0]["text"]})
                 else:
-                    append({"role": "user", "content": _user_content(message, parts, index)})
+                    append(
+                        {
+                            "role": "user",
+                            "content": user_content(_FMT, message, index, _text_part, _file),
+                        }
+                    )
             else:
                 texts = [part["text"] for part in parts]
                 append(
@@ -165,17 +171,8 @@ def _assistant(message: Message, parts: Any, index: int, reasoning_parts: Reason
     return entry
 
 
-def _user_content(message: Message, parts: Any, index: int) -> list[Body]:
-    content: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            content.append({"type": "text", "text": part["text"]})
-        elif kind == "file":
-            content.append(_file(message, part, index, position))
-        else:
-            raise part_error(_FMT, index, message, position, unsendable(_FMT, kind, "user"))
-    return content
+def _text_part(part: Any) -> Body:
+    return {"type": "text", "text": part["text"]}
 
 
 def _file(message: Message, part: Any, index: int, position: int) -> Body:

@@ -47,6 +47,7 @@ from ._export import (
     part_error,
     streaming_error,
     unsendable,
+    user_content,
 )
 from ._import import (
     MESSAGE_LIMITS,
@@ -108,7 +109,12 @@ def to_openai_responses(
                     for part in parts
                 )
             elif role == "user":
-                items.append({"role": "user", "content": _user_content(message, parts, index)})
+                items.append(
+                    {
+                        "role": "user",
+                        "content": user_content(_FMT, message, index, _input_text, _file),
+                    }
+                )
             else:
                 texts = [part["text"] for part in parts]
                 items.append(
@@ -261,17 +267,8 @@ def _encrypted(metadata: Any, message: Message, index: int, position: int) -> st
     )
 
 
-def _user_content(message: Message, parts: Any, index: int) -> list[Body]:
-    content: list[Body] = []
-    for position, part in enumerate(parts):
-        kind = part["type"]
-        if kind == "text":
-            content.append({"type": "input_text", "text": part["text"]})
-        elif kind == "file":
-            content.append(_file(message, part, index, position))
-        else:
-            raise part_error(_FMT, index, message, position, unsendable(_FMT, kind, "user"))
-    return content
+def _input_text(part: Any) -> Body:
+    return {"type": "input_text", "text": part["text"]}
 
 
 def _file(message: Message, part: Any, index: int, position: int) -> Body:
