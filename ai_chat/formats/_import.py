@@ -40,8 +40,10 @@ __all__ = [
     "decode_bytes",
     "guess_media_type",
     "id_source",
+    "image_part",
     "parse_arguments",
     "plain",
+    "read_user",
 ]
 
 IdSource = Callable[[], str]
@@ -153,6 +155,42 @@ def as_items(value: object, where: Where) -> Iterable[object]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise where.expected("an array (or one message the SDK returned)", value)
     return cast("Iterable[object]", value)
+
+
+def read_user(
+    content: object,
+    where: Where,
+    builder: Builder,
+    text_type: str,
+    read: Callable[[str, Mapping[str, Any], Where], dict[str, Any]],
+) -> None:
+    """A user message's content into ``builder``: a string as one text part; else each
+    entry, a ``text_type`` entry as a text part and any other as ``read`` gives it (from
+    the entry's type, the entry and its place)."""
+    if type(content) is str:
+        builder.add("user", {"type": "text", "text": content})
+        return
+    entries = where.items(content)
+    if not entries:
+        raise where.error("a user message needs content")
+    for position, raw in enumerate(entries):
+        at = Where(where.fmt, f"{where.path}[{position}]", where.message_index, position)
+        entry = plain(raw, at)
+        kind = entry.get("type")
+        if kind == text_type:
+            at.fields(entry, ("type", "text"))
+            builder.add("user", {"type": "text", "text": at.at("text").string(entry.get("text"))})
+        else:
+            builder.add("user", read(at.at("type").string(kind), entry, at))
+
+
+def image_part(url: str, detail: object) -> dict[str, Any]:
+    """An OpenAI image as a file part (``detail`` kept in ``providerMetadata.openai``)."""
+    part: dict[str, Any] = {"type": "file", "mediaType": guess_media_type(url, "image/*")}
+    part["url"] = url
+    if detail is not None:
+        part["providerMetadata"] = {"openai": {"imageDetail": detail}}
+    return part
 
 
 def decode_bytes(value: object, where: Where) -> str:

@@ -21,7 +21,7 @@ The mapping (docs/formats.md has it side by side with the other providers):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .._types import Message
@@ -48,8 +48,10 @@ from ._import import (
     as_items,
     data_url,
     guess_media_type,
+    image_part,
     parse_arguments,
     plain,
+    read_user,
 )
 
 if TYPE_CHECKING:
@@ -264,7 +266,7 @@ def from_openai_chat(
             _read_assistant(message, where, builder)
         elif role == "user":
             where.fields(message, _USER_FIELDS)
-            _read_user(message.get("content"), where.at("content"), builder)
+            read_user(message.get("content"), where.at("content"), builder, "text", _user_entry)
         elif role in ("system", "developer"):
             where.fields(message, _SYSTEM_FIELDS)
             texts = _texts(message.get("content"), where.at("content"))
@@ -295,58 +297,42 @@ def _texts(content: object, where: Where) -> list[str]:
     return texts
 
 
-def _read_user(content: object, where: Where, builder: Builder) -> None:
-    if type(content) is str:
-        builder.add("user", {"type": "text", "text": content})
-        return
-    items = where.items(content)
-    if not items:
-        raise where.error("a user message needs content")
-    for position, item in enumerate(items):
-        at = Where(_FMT, f"{where.path}[{position}]", where.message_index, position)
-        part = plain(item, at)
-        kind = part.get("type")
-        if kind == "text":
-            at.fields(part, ("type", "text"))
-            builder.add("user", {"type": "text", "text": at.at("text").string(part.get("text"))})
-        elif kind == "image_url":
-            at.fields(part, ("type", "image_url"))
-            image = at.at("image_url").fields(part.get("image_url"), ("url", "detail"))
-            url = at.at("image_url").at("url").string(image.get("url"), empty=False)
-            file: dict[str, Any] = {
-                "type": "file",
-                "mediaType": guess_media_type(url, "image/*"),
-                "url": url,
-            }
-            if image.get("detail") is not None:
-                file["providerMetadata"] = {"openai": {"imageDetail": image["detail"]}}
-            builder.add("user", file)
-        elif kind == "file":
-            at.fields(part, ("type", "file"))
-            inner = at.at("file")
-            fields = inner.fields(part.get("file"), ("file_data", "filename"))
-            url = inner.at("file_data").string(fields.get("file_data"), empty=False)
-            if not url.startswith("data:"):
-                raise inner.at("file_data").expected("a data: URL", url)
-            file = {"type": "file", "mediaType": guess_media_type(url, "application/pdf")}
-            file["url"] = url
-            if fields.get("filename"):
-                file["filename"] = inner.at("filename").string(fields["filename"])
-            builder.add("user", file)
-        elif kind == "input_audio":
-            at.fields(part, ("type", "input_audio"))
-            inner = at.at("input_audio")
-            audio = inner.fields(part.get("input_audio"), ("data", "format"))
-            media_type = _AUDIO_FORMATS.get(audio.get("format", ""))
-            if media_type is None:
-                raise inner.at("format").expected('"wav" or "mp3"', audio.get("format"))
-            data = inner.at("data").string(audio.get("data"))
-            url = data_url(media_type, data, inner.at("data"))
-            builder.add("user", {"type": "file", "mediaType": media_type, "url": url})
-        else:
-            raise at.at("type").expected(
-                '"text", "image_url", "file" or "input_audio"', part.get("type")
-            )
+def _user_entry(kind: str, part: Mapping[str, Any], at: Where) -> dict[str, Any]:
+    if kind == "image_url":
+        at.fields(part, ("type", "image_url"))
+        image = at.at("image_url").fields(part.get("image_url"), ("url", "detail"))
+        return image_part(
+            at.at("image_url").at("url").string(image.get("url"), empty=False), image.get("detail")
+        )
+    if kind == "file":
+        at.fields(part, ("type", "file"))
+        inner = at.at("file")
+        fields = inner.fields(part.get("file"), ("file_data", "filename"))
+        url = inner.at("file_data").string(fields.get("file_data"), empty=False)
+        if not url.startswith("data:"):
+            raise inner.at("file_data").expected("a data: URL", url)
+        file: dict[str, Any] = {
+            "type": "file",
+            "mediaType": guess_media_type(url, "application/pdf"),
+        }
+        file["url"] = url
+        if fields.get("filename"):
+            file["filename"] = inner.at("filename").string(fields["filename"])
+        return file
+    if kind == "input_audio":
+        at.fields(part, ("type", "input_audio"))
+        inner = at.at("input_audio")
+        audio = inner.fields(part.get("input_audio"), ("data", "format"))
+        media_type = _AUDIO_FORMATS.get(audio.get("format", ""))
+        if media_type is None:
+            raise inner.at("format").expected('"wav" or "mp3"', audio.get("format"))
+        data = inner.at("data").string(audio.get("data"))
+        return {
+            "type": "file",
+            "mediaType": media_type,
+            "url": data_url(media_type, data, inner.at("data")),
+        }
+    raise at.at("type").expected('"text", "image_url", "file" or "input_audio"', kind)
 
 
 def _read_assistant(message: Any, where: Where, builder: Builder) -> None:

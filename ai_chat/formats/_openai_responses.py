@@ -29,7 +29,7 @@ reasoning item needs its encrypted content.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .._types import Message
@@ -56,8 +56,10 @@ from ._import import (
     Where,
     as_items,
     guess_media_type,
+    image_part,
     parse_arguments,
     plain,
+    read_user,
 )
 
 if TYPE_CHECKING:
@@ -353,7 +355,9 @@ def from_openai_responses(
                 continue
             builder.end_turn()
             if role == "user":
-                _read_user(item.get("content"), where.at("content"), builder)
+                read_user(
+                    item.get("content"), where.at("content"), builder, "input_text", _user_entry
+                )
             elif role in ("system", "developer"):
                 _read_system(item.get("content"), where.at("content"), builder)
             else:
@@ -418,54 +422,33 @@ def _read_system(content: object, where: Where, builder: Builder) -> None:
     builder.system(parts)
 
 
-def _read_user(content: object, where: Where, builder: Builder) -> None:
-    if type(content) is str:
-        builder.add("user", {"type": "text", "text": content})
-        return
-    entries = where.items(content)
-    if not entries:
-        raise where.error("a user message needs content")
-    for position, raw in enumerate(entries):
-        at = Where(_FMT, f"{where.path}[{position}]", where.message_index, position)
-        entry = plain(raw, at)
-        kind = entry.get("type")
-        if kind == "input_text":
-            at.fields(entry, ("type", "text"))
-            builder.add("user", {"type": "text", "text": at.at("text").string(entry.get("text"))})
-        elif kind == "input_image":
-            at.fields(entry, ("type", "image_url", "detail"))
-            url = at.at("image_url").string(entry.get("image_url"), empty=False)
-            file: dict[str, Any] = {
-                "type": "file",
-                "mediaType": guess_media_type(url, "image/*"),
-                "url": url,
-            }
-            detail = entry.get("detail")
-            if detail is not None and detail != "auto":
-                file["providerMetadata"] = {"openai": {"imageDetail": detail}}
-            builder.add("user", file)
-        elif kind == "input_file":
-            at.fields(entry, ("type", "file_data", "file_url", "filename"))
-            data, link = entry.get("file_data"), entry.get("file_url")
-            if (data is None) == (link is None):
-                raise at.error("expected file_data or file_url (a file by file_id has no URL)")
-            url = (
-                at.at("file_data").string(data, empty=False)
-                if data is not None
-                else at.at("file_url").string(link, empty=False)
-            )
-            if data is not None and not url.startswith("data:"):
-                raise at.at("file_data").expected("a data: URL", url)
-            file = {
-                "type": "file",
-                "mediaType": guess_media_type(url, "application/octet-stream"),
-                "url": url,
-            }
-            if entry.get("filename"):
-                file["filename"] = at.at("filename").string(entry["filename"])
-            builder.add("user", file)
-        else:
-            raise at.at("type").expected('"input_text", "input_image" or "input_file"', kind)
+def _user_entry(kind: str, entry: Mapping[str, Any], at: Where) -> dict[str, Any]:
+    if kind == "input_image":
+        at.fields(entry, ("type", "image_url", "detail"))
+        detail = entry.get("detail")
+        url = at.at("image_url").string(entry.get("image_url"), empty=False)
+        return image_part(url, None if detail == "auto" else detail)
+    if kind == "input_file":
+        at.fields(entry, ("type", "file_data", "file_url", "filename"))
+        data, link = entry.get("file_data"), entry.get("file_url")
+        if (data is None) == (link is None):
+            raise at.error("expected file_data or file_url (a file by file_id has no URL)")
+        url = (
+            at.at("file_data").string(data, empty=False)
+            if data is not None
+            else at.at("file_url").string(link, empty=False)
+        )
+        if data is not None and not url.startswith("data:"):
+            raise at.at("file_data").expected("a data: URL", url)
+        file: dict[str, Any] = {
+            "type": "file",
+            "mediaType": guess_media_type(url, "application/octet-stream"),
+            "url": url,
+        }
+        if entry.get("filename"):
+            file["filename"] = at.at("filename").string(entry["filename"])
+        return file
+    raise at.at("type").expected('"input_text", "input_image" or "input_file"', kind)
 
 
 def _read_assistant_message(item: Any, where: Where, builder: Builder) -> None:
