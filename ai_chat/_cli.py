@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 import anyio
 
 from ._adapter import AIChatAdapter
+from ._cli_security import add_security_options, exposure_warning, security_settings
 from ._errors import AIChatError, ConfigurationError
 from ._stream import ChatStream, create_chat_stream
 from ._types import ChatEvent, FinishEvent, ToolInputAvailableEvent
@@ -175,6 +176,7 @@ def _parser() -> argparse.ArgumentParser:
         help="where conversations are kept: memory, sqlite:PATH, a postgresql:// URL (needs "
         "the postgres extra) or none (default: %(default)s, in the working directory)",
     )
+    add_security_options(serve)
     return parser
 
 
@@ -277,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             store = _store_spec(parser, cast(str, args.store))
-            return _serve(provider, cast(str, args.host), cast(int, args.port), store)
+            return _serve(provider, cast(str, args.host), cast(int, args.port), store, args)
         anyio.run(_send, provider, _messages(args), args.json, sys.stdout)
     except _CommandError as exc:
         sys.stdout.flush()
@@ -349,7 +351,9 @@ def _open_store(spec: _StoreSpec) -> ConversationStore | None:
     return None
 
 
-def _serve(provider: _Provider, host: str, port: int, store_spec: _StoreSpec) -> int:
+def _serve(
+    provider: _Provider, host: str, port: int, store_spec: _StoreSpec, args: argparse.Namespace
+) -> int:
     try:
         import uvicorn
 
@@ -359,11 +363,12 @@ def _serve(provider: _Provider, host: str, port: int, store_spec: _StoreSpec) ->
             'serve needs the server extra: pip install "ai_chat[server]" '
             '(or uv add "ai_chat[server]")'
         ) from exc
+    security = security_settings(args, host, store_spec.kind, store_spec.target)
     listener = _listen(host, port)
     with listener:
         adapter = _create_adapter(provider)
         store = _open_store(store_spec)
-        app = create_chat_app(adapter, page=True, store=store)
+        app = create_chat_app(adapter, page=True, store=store, **security)
         config = uvicorn.Config(app, log_level="warning", server_header=False)
         server = uvicorn.Server(config)
         bound_host, bound_port = cast("tuple[str, int]", listener.getsockname()[:2])
@@ -385,18 +390,15 @@ def _serve(provider: _Provider, host: str, port: int, store_spec: _StoreSpec) ->
                     file=sys.stderr,
                     flush=True,
                 )
-                risks: list[str] = []
-                if store is not None:
-                    risks.append("read and continue the stored conversations")
-                if provider.name != "demo":
-                    risks.append(f"spend your {provider.name} quota")
-                if risks and not _is_loopback(bound_host):
-                    print(
-                        "ai-chat: warning: the endpoint has no authentication; anyone who can "
-                        f"reach {shown}:{bound_port} can {' and '.join(risks)}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                warning = exposure_warning(
+                    f"{shown}:{bound_port}",
+                    loopback=_is_loopback(bound_host),
+                    provider=provider.name,
+                    store=store is not None,
+                    token=security["token"] is not None,
+                )
+                if warning is not None:
+                    print(f"ai-chat: warning: {warning}", file=sys.stderr, flush=True)
                 await server.serve(sockets=[listener])
             finally:
                 try:

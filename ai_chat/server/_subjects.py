@@ -78,7 +78,9 @@ def load_secret(path: str | os.PathLike[str]) -> bytes:
     except FileNotFoundError:
         pass
     except OSError as exc:
-        raise ConfigurationError("secret file", str(target), f"a readable file ({exc})") from exc
+        raise ConfigurationError(
+            "secret file", str(target), f"a readable file ({exc.strerror or exc})"
+        ) from exc
     fresh = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     try:
         descriptor = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -92,7 +94,7 @@ def load_secret(path: str | os.PathLike[str]) -> bytes:
         return _read_secret(target)
     except OSError as exc:
         raise ConfigurationError(
-            "secret file", str(target), f"a file that can be created ({exc})"
+            "secret file", str(target), f"a file that can be created ({exc.strerror or exc})"
         ) from exc
     finally:
         fresh.unlink(missing_ok=True)
