@@ -159,15 +159,7 @@ def chat_endpoint(
         ConfigurationError: an argument is out of range (checked here, not per request).
         ValidationError: ``tools`` or ``parameters`` are invalid.
     """
-    guard = Guard(
-        allowed_origins=allowed_origins,
-        allowed_hosts=allowed_hosts,
-        token=token,
-        auth=_auth_of(auth, subject),
-        secret=secret,
-        subject_header=subject_header,
-    )
-    answer = _answering(
+    guard, answer = _guarded_answer(
         adapter,
         tools=tools,
         parameters=parameters,
@@ -179,9 +171,39 @@ def chat_endpoint(
         on_error=on_error,
         store=store,
         context=context,
-        limiter=_limiter_of(answer_limits),
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        token=token,
+        auth=_auth_of(auth, subject),
+        secret=secret,
+        subject_header=subject_header,
+        answer_limits=answer_limits,
     )
     return guarded(guard, answer, ("POST",), json_body=True)
+
+
+def _guarded_answer(
+    adapter: AIChatAdapter,
+    *,
+    allowed_origins: Sequence[str],
+    allowed_hosts: Sequence[str],
+    token: str | None,
+    auth: AuthCallback | None,
+    secret: str | bytes | None,
+    subject_header: bool,
+    answer_limits: object,
+    **answering: Any,
+) -> tuple[Guard, Callable[[Request, Identity], Awaitable[Response]]]:
+    """The security settings (checked) and the chat endpoint's work behind them."""
+    guard = Guard(
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        token=token,
+        auth=auth,
+        secret=secret,
+        subject_header=subject_header,
+    )
+    return guard, _answering(adapter, limiter=_limiter_of(answer_limits), **answering)
 
 
 def _auth_of(auth: AuthCallback | None, subject: AuthCallback | None) -> AuthCallback | None:
@@ -406,15 +428,7 @@ def create_chat_app(
         raise ConfigurationError(
             "chats_path", chats_path, 'a URL path starting with "/", other than path'
         )
-    guard = Guard(
-        allowed_origins=allowed_origins,
-        allowed_hosts=allowed_hosts,
-        token=token,
-        auth=_auth_of(auth, subject),
-        secret=secret,
-        subject_header=subject_header,
-    )
-    answer = _answering(
+    guard, answer = _guarded_answer(
         adapter,
         tools=tools,
         parameters=parameters,
@@ -426,7 +440,13 @@ def create_chat_app(
         on_error=on_error,
         store=store,
         context=context,
-        limiter=_limiter_of(answer_limits),
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        token=token,
+        auth=_auth_of(auth, subject),
+        secret=secret,
+        subject_header=subject_header,
+        answer_limits=answer_limits,
     )
     # Every method reaches each endpoint, so that a wrong one gets a JSON 405 too.
     routes = [Route(path, guarded(guard, answer, ("POST",), json_body=True), methods=ALL_METHODS)]

@@ -123,14 +123,10 @@ class Guard:
         secret: str | bytes | None = None,
         subject_header: bool = False,
     ) -> None:
-        if isinstance(allowed_origins, str) or isinstance(allowed_hosts, str):
-            raise ConfigurationError(
-                "allowed_origins" if isinstance(allowed_origins, str) else "allowed_hosts",
-                allowed_origins if isinstance(allowed_origins, str) else allowed_hosts,
-                "a sequence of strings, not one string",
-            )
-        self._origins = frozenset(_origin(value) for value in allowed_origins)
-        hosts = [_host_setting(value) for value in allowed_hosts]
+        self._origins = frozenset(
+            _origin(value) for value in _sequence("allowed_origins", allowed_origins)
+        )
+        hosts = [_host_setting(value) for value in _sequence("allowed_hosts", allowed_hosts)]
         self._any_host = "*" in hosts
         self._hosts = frozenset(hosts)
         self._token = None if token is None else BearerToken(token)
@@ -399,6 +395,12 @@ def _normalized(origin: str) -> str | None:
     if port is None or port == _DEFAULT_PORTS[scheme]:
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{port}"
+
+
+def _sequence(name: str, value: object) -> Sequence[object]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple, frozenset, set)):
+        raise ConfigurationError(name, value, "a list of strings")
+    return list(cast("Iterable[object]", value))
 
 
 def _origin(value: object) -> str:

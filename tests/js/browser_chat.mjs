@@ -70,11 +70,7 @@ try {
 async function drive(context) {
   const page = context.pages()[0] || (await context.newPage());
   page.setDefaultTimeout(TIMEOUT);
-  const problems = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
-  });
-  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  const problems = watchProblems(page);
   const requests = [];
   page.on("request", (request) => {
     if (request.method() === "POST") {
@@ -190,6 +186,16 @@ async function drive(context) {
   };
 }
 
+// The console errors and warnings and the script errors of `page`, as they happen.
+function watchProblems(page) {
+  const problems = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  return problems;
+}
+
 // Types a message, sends it with Enter, and waits for the page to settle in `expected`.
 async function send(page, text, expected = "ready") {
   const answers = page.locator(".message.assistant");
@@ -249,11 +255,7 @@ async function settled(page, messages) {
 async function driveStore(context) {
   const page = context.pages()[0] || (await context.newPage());
   page.setDefaultTimeout(TIMEOUT);
-  const problems = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
-  });
-  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  const problems = watchProblems(page);
   const requests = [];
   page.on("request", (request) => {
     if (request.method() === "POST") requests.push(JSON.parse(request.postData()));
@@ -295,11 +297,7 @@ async function driveStore(context) {
 async function driveToken(context, token) {
   const page = context.pages()[0] || (await context.newPage());
   page.setDefaultTimeout(TIMEOUT);
-  const problems = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
-  });
-  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  const problems = watchProblems(page);
   const calls = [];
   page.on("request", (request) => {
     const url = new URL(request.url());
