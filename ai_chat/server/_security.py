@@ -62,6 +62,7 @@ _HOST: Final = re.compile(
     r"(?:\[(?P<ip6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9_.-]+))(?::[0-9]{1,5})?"
 )
 _NAME: Final = re.compile(r"[a-z0-9_.-]+")
+_LOCAL: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 _HEADER_NAMES: Final = re.compile(
     r"[!#$%&'*+.^_`|~0-9A-Za-z-]+(?: *, *[!#$%&'*+.^_`|~0-9A-Za-z-]+)*"
 )
@@ -156,8 +157,11 @@ class Guard:
             return  # HTTP/1.0 without Host: not a browser (every browser sends one)
         match = _HOST.fullmatch(header)
         if match is not None:
-            host = _canonical(match["ip6"] or match["name"])
-            if host in self._hosts or host == "localhost" or _is_bound(host, request):
+            host = (match["ip6"] or match["name"]).lower()
+            if host in _LOCAL or host in self._hosts:
+                return  # the common cases, without parsing an address
+            host = _canonical(host)
+            if host in self._hosts or _is_bound(host, request):
                 return
         raise JSONError(
             421,
@@ -170,7 +174,7 @@ class Guard:
     def check_origin(self, request: Request) -> str | None:
         """Refuse (403) a cross-site request; return the ``Origin`` to grant CORS, if any."""
         origin = request.headers.get("origin")
-        if origin is not None and _normalized(origin) in self._origins:
+        if origin is not None and self._origins and _normalized(origin) in self._origins:
             return origin
         site = request.headers.get("sec-fetch-site")
         if site is not None:
