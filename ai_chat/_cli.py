@@ -363,10 +363,12 @@ def _serve(
             'serve needs the server extra: pip install "ai_chat[server]" '
             '(or uv add "ai_chat[server]")'
         ) from exc
-    security = security_settings(args, host, store_spec.kind, store_spec.target)
     listener = _listen(host, port)
     with listener:
         adapter = _create_adapter(provider)
+        # After the port and the provider are known good: a first start creates the
+        # secret file, which a command that cannot serve should not leave behind.
+        security = security_settings(args, host, store_spec.kind, store_spec.target)
         store = _open_store(store_spec)
         app = create_chat_app(adapter, page=True, store=store, **security)
         config = uvicorn.Config(app, log_level="warning", server_header=False)

@@ -1082,6 +1082,21 @@ def test_bad_security_values_end_with_one_line(options: list[str], words: str) -
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "options",
+    [["--port", "70000"], ["--provider", "openai"]],
+    ids=["bad port", "no key"],
+)
+def test_a_serve_that_cannot_start_leaves_no_secret_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in NO_KEYS:
+        monkeypatch.delenv(name, raising=False)
+    assert main(["serve", "--port", "0", *options]) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_secret_file_goes_beside_the_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
