@@ -17,7 +17,7 @@ import anyio.to_thread
 import httpx
 import pytest
 
-from ai_chat import AbortSignal, ChatRequest, ConfigurationError
+from ai_chat import AbortSignal, ConfigurationError
 from ai_chat.server import (
     AnswerLimiter,
     AnswerLimits,
@@ -26,6 +26,7 @@ from ai_chat.server import (
     create_chat_app,
 )
 from ai_chat.store import MemoryConversationStore
+from ai_chat.types import ChatRequest
 
 from .harness import HANG_GUARD, running, sse_chunks
 

@@ -21,9 +21,10 @@ import pytest
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from ai_chat import AbortSignal, ChatRequest, ConfigurationError
+from ai_chat import AbortSignal, ConfigurationError
 from ai_chat.server import AnswerLimits, create_chat_app
 from ai_chat.store import MemoryConversationStore
+from ai_chat.types import ChatRequest
 
 from .harness import HANG_GUARD, call_asgi, running, sse_chunks
 
