@@ -59,7 +59,9 @@ import ai_chat.limits._limits
 import ai_chat.limits._walk
 import ai_chat.server
 import ai_chat.server._app
+import ai_chat.server._limits
 import ai_chat.server._response
+import ai_chat.server._subjects
 import ai_chat.server._ui_messages
 import ai_chat.sse
 import ai_chat.store
@@ -148,10 +150,15 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "DEFAULT_KEEP_ALIVE": ai_chat.server._response,
         "DEFAULT_MAX_BODY_BYTES": ai_chat.server._app,
         "MASKED_ERROR": ai_chat.server._response,
+        "AnswerLimiter": ai_chat.server._limits,
+        "AnswerLimits": ai_chat.server._limits,
+        "LimitRefusal": ai_chat.server._limits,
+        "MemoryAnswerLimiter": ai_chat.server._limits,
         "UIMessageStreamResponse": ai_chat.server._response,
         "chat_endpoint": ai_chat.server._app,
         "convert_ui_messages": ai_chat.server._ui_messages,
         "create_chat_app": ai_chat.server._app,
+        "load_secret": ai_chat.server._subjects,
     },
     ai_chat.store: {
         **dict.fromkeys(STORE_ERRORS, ai_chat._errors),

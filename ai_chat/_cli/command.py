@@ -16,6 +16,7 @@ import anyio
 
 from .._errors import AIChatError
 from .provider import CommandError, provider_options, read_provider
+from .security import add_security_options
 from .send import messages, send
 from .serve import DEFAULT_STORE, serve, store_spec
 
@@ -62,6 +63,7 @@ def parser() -> argparse.ArgumentParser:
         help="where conversations are kept: memory, sqlite:PATH, a postgresql:// URL (needs "
         "the postgres extra) or none (default: %(default)s, in the working directory)",
     )
+    add_security_options(serve_command)
     return top
 
 
@@ -78,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             store = store_spec(command_line, cast(str, args.store))
-            return serve(provider, cast(str, args.host), cast(int, args.port), store)
+            return serve(provider, cast(str, args.host), cast(int, args.port), store, args)
         anyio.run(send, provider, messages(args), args.json, sys.stdout)
     except CommandError as exc:
         sys.stdout.flush()
