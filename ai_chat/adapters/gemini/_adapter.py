@@ -45,6 +45,7 @@ from ._sdk_shim import (
     borrow,
     build_request,
     client_arguments,
+    fresh_credentials,
     model_path,
     send,
     transport_arguments,
@@ -115,8 +116,10 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
     answer is cut off before a ``finishReason``, and passes the SSE decoder's
     :class:`~ai_chat.StreamFormatError` and :class:`~ai_chat.LimitExceededError` on.
     However the stream stops, the HTTP response is closed at once. Vertex AI with Google
-    credentials (rather than an API key) refreshes its token through google-auth's
-    asyncio code, so it runs on asyncio only.
+    credentials (rather than an API key) works on trio too: the adapter loads the
+    application default credentials and refreshes an expired token in a worker thread
+    before the SDK, whose own refresh runs on asyncio only, would; a failed refresh is a
+    :class:`~ai_chat.ProviderError`.
     """
 
     provider: ClassVar[str] = PROVIDER
@@ -287,6 +290,7 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
 @asynccontextmanager
 async def _send(api: Any, http_request: Any) -> AsyncGenerator[httpx2.Response]:
     """Send through the SDK (auth, retries, status check); yield the open response."""
+    await fresh_credentials(api)
     http = await send(api, http_request)
     try:
         yield http

@@ -20,7 +20,11 @@ So the adapter goes one level down, to the SDK's API client, the layer every
   :func:`model_path`;
 * ``BaseApiClient._ensure_httpx_ssl_ctx(options, vertexai=, client_cls=,
   async_client_cls=)``, the arguments the SDK builds its own httpx2 clients with (its TLS
-  rules, ``client_args``/``async_client_args``): :func:`client_arguments`.
+  rules, ``client_args``/``async_client_args``): :func:`client_arguments`;
+* ``BaseApiClient._credentials`` and ``google.genai._api_client.load_auth`` /
+  ``refresh_auth``, the Vertex AI credentials the SDK sends and how it loads and
+  refreshes them, which :func:`fresh_credentials` does in a worker thread so that the
+  SDK's asyncio-only refresh is not reached on trio.
 
 The async transport of a caller's client is read where the adapter can read and close its
 responses on any anyio backend: an ``httpx2.AsyncClient`` that is not the SDK's
@@ -43,12 +47,14 @@ moves), and :func:`api_client` checks them on every adapter's construction.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import re
 import ssl
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import anyio.to_thread
 import google.genai
 import httpx2
 from google.genai import _api_client as sdk_api_client
@@ -63,6 +69,7 @@ __all__ = [
     "borrow",
     "build_request",
     "client_arguments",
+    "fresh_credentials",
     "missing",
     "model_path",
     "send",
@@ -92,7 +99,14 @@ _ATTRIBUTES: Final = (
     "_httpx_client",
     "_aiohttp_sessions",
     "_async_httpx_use_mtls_endpoint",
+    "_credentials",
 )
+# The module functions: Vertex AI's default credentials and their refresh.
+_FUNCTIONS: Final[Mapping[str, tuple[str, ...]]] = {
+    "_has_client_cert": ("ctx",),
+    "load_auth": ("project",),
+    "refresh_auth": ("credentials",),
+}
 # The HttpOptions fields that say which transport a client uses.
 _OPTIONS: Final = ("async_client_args", "httpx_client", "httpx_async_client", "aiohttp_client")
 # Packages whose objects an httpx2 client cannot take.
@@ -135,8 +149,10 @@ def missing() -> list[str]:
         found.append("_PerLoopAsyncClientMixin._per_loop")
     fields = getattr(genai_types.HttpOptions, "model_fields", {})
     found += [f"HttpOptions.{name}" for name in _OPTIONS if name not in fields]
-    if not callable(getattr(sdk_api_client, "_has_client_cert", None)):
-        found.append("google.genai._api_client._has_client_cert")
+    for name, wanted in _FUNCTIONS.items():
+        function = getattr(sdk_api_client, name, None)
+        if not callable(function) or _parameters(function) != list(wanted):
+            found.append(f"google.genai._api_client.{name}({', '.join(wanted)})")
     # A borrowed copy is dropped without being closed: what its close(), aclose() and
     # __del__ would close must stay guarded by the options and the session registry.
     for name, guard in (
@@ -299,6 +315,36 @@ def borrow(api: Any, arguments: Mapping[str, Any]) -> tuple[httpx2.AsyncClient, 
         client_cert_loaded=sdk_api_client._has_client_cert(arguments.get("verify"))  # pyright: ignore[reportPrivateUsage]
     )
     return http, borrowed
+
+
+async def fresh_credentials(api: Any) -> None:
+    """Load and refresh the Google credentials ``api`` sends to Vertex AI, if it does and
+    they need it, in a worker thread.
+
+    The SDK does both itself through asyncio (its lock, ``asyncio.to_thread``), which trio
+    lacks; done here first, the SDK finds the token fresh and only reads it, on any
+    backend. The credentials are the ones the SDK would use: the client's own (the same
+    object a refresh updates for every user of it), else the application default
+    credentials, which are loaded once for ``api`` as the SDK would load them. A
+    cancelled wait leaves the worker thread to finish on its own.
+
+    Raises what google-auth raises (``GoogleAuthError``: a failed refresh, no default
+    credentials), and :class:`ValueError` when the default credentials name no project
+    and the client has none.
+    """
+    if not (api.vertexai and (api.project or api.location) and not api.api_key):
+        return  # an API key, or a gateway that takes its auth in headers: no token
+    if api._credentials is None:
+        load = functools.partial(sdk_api_client.load_auth, project=api.project)
+        credentials, project = await anyio.to_thread.run_sync(load, abandon_on_cancel=True)
+        if api._credentials is None:
+            api._credentials = credentials
+        if not api.project:
+            api.project = project
+    credentials = api._credentials
+    if credentials.expired or not credentials.token:
+        refresh = sdk_api_client.refresh_auth
+        await anyio.to_thread.run_sync(refresh, credentials, abandon_on_cancel=True)
 
 
 def model_path(api: Any, model: str) -> str:

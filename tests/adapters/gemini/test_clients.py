@@ -22,6 +22,7 @@ import json
 import ssl
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 from typing import Any, ClassVar
 
 import aiohttp
@@ -29,6 +30,8 @@ import anyio
 import httpx
 import httpx2
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from google import genai
 from google.genai import _api_client as sdk_api_client
 from google.genai import types as genai_types
@@ -309,6 +312,102 @@ async def test_a_vertex_ai_client_with_google_credentials(sdk_transport: str) ->
     assert request.headers["authorization"] == "Bearer ya29.local"
     assert request.headers["x-goog-user-project"] == "billing-p"
     assert "x-goog-api-key" not in request.headers
+
+
+TOKEN = {"access_token": "ya29.fresh", "expires_in": 3600, "token_type": "Bearer"}
+
+
+def with_a_token_endpoint(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
+    """``handler``, and an OAuth token endpoint at ``/token`` (where the test credentials
+    get their access token) that hands out :data:`TOKEN`."""
+
+    def both(request: Request) -> Response:
+        if request.path == "/token":
+            assert request.method == "POST" and b"grant_type=" in request.body
+            return Response(200, {"content-type": "application/json"}, [json.dumps(TOKEN).encode()])
+        return handler(request)
+
+    return both
+
+
+def vertex_requests(server: FakeServer) -> list[Request]:
+    """The streaming requests, after the one token request."""
+    token, *requests = server.requests
+    assert token.path == "/token"
+    assert {request.path for request in requests} == {
+        "/v1beta1/projects/proj-1/locations/europe-west4/publishers/google/models/"
+        f"{MODEL}:streamGenerateContent?alt=sse"
+    }
+    return requests
+
+
+@pytest.mark.usefixtures("no_google_environment")
+async def test_expired_google_credentials_are_refreshed_on_any_backend(
+    sdk_transport: str,
+) -> None:
+    # The SDK refreshes through asyncio; the adapter does it first, in a worker thread.
+    async with serve(with_a_token_endpoint(answering())) as server:
+        credentials = Credentials(
+            token=None,
+            refresh_token="r-1",
+            client_id="c",
+            client_secret="s",
+            token_uri=server.url("/token"),
+        )
+        settings = {"api_key": None, "credentials": credentials, "project": "proj-1"}
+        async with (
+            default_client(
+                server.url(), vertexai=True, location="europe-west4", **settings
+            ) as client,
+            GeminiChatAdapter(client, model=MODEL) as adapter,
+        ):
+            for _ in range(2):  # the second stream reuses the fresh token
+                assert text_of(await collect(adapter)) == "ok"
+    token: object = credentials.token  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    assert token == "ya29.fresh"  # the caller's credentials object, refreshed
+    first, second = vertex_requests(server)
+    assert first.headers["authorization"] == second.headers["authorization"] == "Bearer ya29.fresh"
+
+
+def service_account(token_uri: str) -> dict[str, str]:
+    """A service account key file's fields, with a new RSA key and ``token_uri``."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return {
+        "type": "service_account",
+        "project_id": "proj-1",
+        "private_key_id": "k-1",
+        "private_key": pem.decode(),
+        "client_email": "chat@proj-1.iam.gserviceaccount.com",
+        "client_id": "1",
+        "token_uri": token_uri,
+    }
+
+
+@pytest.mark.usefixtures("no_google_environment")
+async def test_application_default_credentials_are_loaded_on_any_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sdk_transport: str
+) -> None:
+    # The commonest Vertex AI client: a project and a location, and the application
+    # default credentials (here a service account key whose token endpoint is the test
+    # server), which the SDK loads on the first request.
+    async with serve(with_a_token_endpoint(answering())) as server:
+        key_file = tmp_path / "service-account.json"
+        key_file.write_text(json.dumps(service_account(server.url("/token"))), encoding="utf-8")
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+        settings = {"api_key": None, "project": "proj-1", "location": "europe-west4"}
+        async with (
+            default_client(server.url(), vertexai=True, **settings) as client,
+            GeminiChatAdapter(client, model=MODEL) as adapter,
+        ):
+            assert text_of(await collect(adapter)) == "ok"
+    [request] = vertex_requests(server)
+    assert request.headers["authorization"] == "Bearer ya29.fresh"
+    assert b"assertion=" in server.requests[0].body  # a JWT signed with the key
 
 
 # --- a client with an httpx2 transport of the caller's ------------------------------------

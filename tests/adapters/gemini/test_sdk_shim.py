@@ -64,8 +64,16 @@ def test_a_removed_mtls_choice_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delattr(sdk_api_client, "_has_client_cert")
     assert missing() == [
         "BaseApiClient._use_mtls_endpoint",
-        "google.genai._api_client._has_client_cert",
+        "google.genai._api_client._has_client_cert(ctx)",
     ]
+
+
+def test_a_moved_credentials_loader_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    def moved(*, project_id: str | None) -> None:
+        del project_id
+
+    monkeypatch.setattr(sdk_api_client, "load_auth", moved)
+    assert missing() == ["google.genai._api_client.load_auth(project)"]
 
 
 def test_attributes_the_constructor_no_longer_sets_are_seen(
@@ -80,6 +88,7 @@ def test_attributes_the_constructor_no_longer_sets_are_seen(
         "BaseApiClient._async_httpx_client_args",
         "BaseApiClient._aiohttp_sessions",
         "BaseApiClient._async_httpx_use_mtls_endpoint",
+        "BaseApiClient._credentials",
     ]
 
 
