@@ -117,7 +117,7 @@ def transport_of(client: genai.Client) -> str:
     http = api._async_httpx_client
     if getattr(http, "_per_loop", False):
         return "httpx2-pool" if isinstance(http, httpx2.AsyncClient) else "httpx-pool"
-    return type(http).__module__.split(".")[0]
+    return "httpx2" if isinstance(http, httpx2.AsyncClient) else type(http).__module__
 
 
 @asynccontextmanager
@@ -413,7 +413,7 @@ async def test_application_default_credentials_are_loaded_on_any_backend(
 # --- a client with an httpx2 transport of the caller's ------------------------------------
 
 
-async def test_the_docs_trio_client_is_used_as_it_is(anyio_backend: str) -> None:
+async def test_the_docs_trio_client_is_used_as_it_is() -> None:
     # As docs/adapters/gemini.md shows: an httpx2 client of the caller's, which the
     # adapter reads on any backend; its connection stays in the caller's pool.
     async with serve(answering()) as server:
@@ -430,7 +430,20 @@ async def test_the_docs_trio_client_is_used_as_it_is(anyio_backend: str) -> None
             client.close()
         with anyio.fail_after(HANG_GUARD):
             await server.wait_until(lambda s: s.closed == 1)
-    assert anyio_backend in ("asyncio", "trio")
+
+
+async def test_a_client_around_an_httpx2_transport_of_the_callers_is_used_as_it_is() -> None:
+    async with serve(answering()) as server:
+        transport = httpx2.AsyncHTTPTransport()
+        args = {"transport": transport}
+        async with default_client(server.url(), http_options={"async_client_args": args}) as client:
+            assert transport_of(client) == "httpx2"
+            async with GeminiChatAdapter(client, model=MODEL) as adapter:
+                assert "adapter's transport" not in repr(adapter)
+                assert text_of(await collect(adapter)) == "ok"
+            assert server.closed == 0  # the connection stays in the client's pool
+        with anyio.fail_after(HANG_GUARD):  # until the client's owner closes it
+            await server.wait_until(lambda s: s.closed == 1)
 
 
 # --- clients whose transport the adapter cannot take ---------------------------------------
