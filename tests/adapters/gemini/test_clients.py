@@ -533,34 +533,29 @@ def test_the_sdks_tls_context_is_the_transports(sdk_transport: str) -> None:
 # --- the shared suites, on the SDK's own transports --------------------------------------------
 
 
-class TestReleaseOnStop(ReleaseOnStop):
+class OnTheSDKsTransports:
+    """A shared suite on an adapter over a default client, on each of the SDK's transports."""
+
+    @pytest.fixture(autouse=True)
+    def _transport(self, sdk_transport: str) -> None:
+        del sdk_transport
+
+    def serve_adapter(
+        self, handler: Callable[[Request], Response]
+    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
+        return default_adapter(handler)
+
+
+class TestReleaseOnStop(OnTheSDKsTransports, ReleaseOnStop):
     slow: ClassVar[Sequence[Step]] = SLOW
     headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
     small_response_chars: ClassVar[int] = 100
 
-    @pytest.fixture(autouse=True)
-    def _transport(self, sdk_transport: str) -> None:
-        del sdk_transport
 
-    def serve_adapter(
-        self, handler: Callable[[Request], Response]
-    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
-        return default_adapter(handler)
-
-
-class TestStreamChecks(StreamChecks):
+class TestStreamChecks(OnTheSDKsTransports, StreamChecks):
     headers: ClassVar[Mapping[str, str]] = SSE_HEADERS
     answer: ClassVar[Sequence[Step]] = text_answer("ok")
     eol: ClassVar[bytes] = b"\r\n"
-
-    @pytest.fixture(autouse=True)
-    def _transport(self, sdk_transport: str) -> None:
-        del sdk_transport
-
-    def serve_adapter(
-        self, handler: Callable[[Request], Response]
-    ) -> AbstractAsyncContextManager[tuple[FakeServer, AIChatAdapter]]:
-        return default_adapter(handler)
 
 
 class TestConformance(ServedConformance):
