@@ -38,10 +38,21 @@ import ai_chat.adapters.openai._adapter
 import ai_chat.adapters.ui_stream
 import ai_chat.adapters.ui_stream._adapter
 import ai_chat.history
+import ai_chat.history._bookkeeping
+import ai_chat.history._check
 import ai_chat.history._composition
 import ai_chat.history._detector
+import ai_chat.history._env
+import ai_chat.history._errors
+import ai_chat.history._fold
+import ai_chat.history._history
+import ai_chat.history._projection
+import ai_chat.history._queries
 import ai_chat.history._redaction
+import ai_chat.history._repair
+import ai_chat.history._report
 import ai_chat.history._templates
+import ai_chat.history._validate
 import ai_chat.limits
 import ai_chat.limits._frozen
 import ai_chat.limits._limits
@@ -154,6 +165,34 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "messages_of": ai_chat.store._records,
     },
     ai_chat.history: {
+        **dict.fromkeys(
+            ["BOOKKEEPING_KEY", "Bookkeeping", "bookkeeping"], ai_chat.history._bookkeeping
+        ),
+        **dict.fromkeys(["check"], ai_chat.history._check),
+        **dict.fromkeys(["HistoryEnv"], ai_chat.history._env),
+        **dict.fromkeys(
+            [
+                "DuplicateIdError",
+                "HistoryError",
+                "IntegrityError",
+                "StreamingMessageError",
+                "ToolPairingError",
+            ],
+            ai_chat.history._errors,
+        ),
+        **dict.fromkeys(["AnswerFold"], ai_chat.history._fold),
+        **dict.fromkeys(["History"], ai_chat.history._history),
+        **dict.fromkeys(["Projection", "project"], ai_chat.history._projection),
+        **dict.fromkeys(
+            ["Statistics", "ToolInteraction", "message_text"], ai_chat.history._queries
+        ),
+        **dict.fromkeys(
+            ["UNANSWERED_OUTPUT", "Change", "Repair", "repair"], ai_chat.history._repair
+        ),
+        **dict.fromkeys(
+            ["PROVIDERS", "CheckReport", "Problem", "Provider"], ai_chat.history._report
+        ),
+        **dict.fromkeys(["MESSAGE_LIMITS"], ai_chat.history._validate),
         **dict.fromkeys(
             [
                 "Condition",

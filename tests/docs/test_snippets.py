@@ -24,7 +24,8 @@ TYPED = [
     (page, language) for page in PAGES for language in ("python", "py") if page.blocks(language)
 ]
 
-# What a page's program prints, where the page shows it (in a comment or in prose).
+# What a page's program prints, where the page shows it (in a comment or in prose). Pages
+# whose blocks mark every printed line with a ``# -> line`` comment need no entry here.
 EXPECTED_OUTPUT = {
     "README.md": ['You said: "Hello".', "[tool-calls]"],
     "docs/getting-started.md": ['You said: "Hello".', "[tool-calls]", 'You said: "Hello"\n'],
@@ -118,6 +119,14 @@ def test_the_python_blocks_run(page: Page, tmp_path: Path) -> None:
     assert sorted(path.name for path in ROOT.iterdir()) == before, "the program left files"
     for expected in EXPECTED_OUTPUT.get(page.name, []):
         assert expected in result.stdout, f"{page.name}: {expected!r} not in\n{result.stdout}"
+    # A page that writes its output as ``# -> line`` comments shows every line it prints.
+    shown = [
+        line.split("# -> ", 1)[1]
+        for line in page.program("python").splitlines()
+        if line.lstrip().startswith("# -> ")
+    ]
+    if shown:
+        assert result.stdout.splitlines() == shown, f"{page.name}:\n{result.stdout}"
 
 
 @pytest.fixture(scope="module")

@@ -55,7 +55,7 @@ def test_every_event_assembles_to_what_the_ai_sdk_client_built() -> None:
     client = convert_ui_messages(
         [USER, EXPECTED_MESSAGE], trigger="submit-message", message_id=None
     )
-    assert messages == client.messages[1:]
+    assert plain(messages) == client.messages[1:]
     assert [m["id"] for m in messages] == ["msg-every", "msg-every:tool", "msg-every:1"]
     # And it is a valid normalized history (what a store checks on the way in).
     normalize_messages([USER, *messages])

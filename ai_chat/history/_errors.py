@@ -1,0 +1,123 @@
+"""The errors of ``ai_chat.history``.
+
+Bad input is a :class:`~ai_chat.ValidationError` (also a ``ValueError``), as everywhere
+in ai_chat: a value that is not JSON or not a message raises the core class itself, and
+the two ways a message can fit the boundary yet not the history have subclasses that
+name what collides. An operation that this history cannot do is a :class:`HistoryError`::
+
+    AIChatError
+    ├── ValidationError              (ai_chat) not JSON, or not a message
+    │   ├── DuplicateIdError         a message id the history already holds
+    │   └── ToolPairingError         a tool result for an unknown or answered call, a
+    │                                reused tool call id, tool ids changed by an update
+    └── HistoryError                 this history cannot do it
+        ├── StreamingMessageError    the message is streaming (protected until it ends)
+        └── IntegrityError           ``CheckReport.raise_for_problems()`` found problems
+
+Every one carries ``path``, a JSON path to what is wrong: into the appended messages
+(``$[2].parts[0].toolCallId``), into :meth:`History.from_json`'s input
+(``$.messages[7].id``) or into the history's messages (``$[12]``). An unknown message
+id or tool call id is never an error: the helpers return the history unchanged, so a
+stale event handler does no harm.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._errors import AIChatError, ValidationError
+
+if TYPE_CHECKING:
+    from ._report import Problem
+
+__all__ = [
+    "DuplicateIdError",
+    "HistoryError",
+    "IntegrityError",
+    "StreamingMessageError",
+    "ToolPairingError",
+]
+
+
+class DuplicateIdError(ValidationError):
+    """A message's id is already used by another message of the history (or of the batch).
+
+    Attributes:
+        path: where, such as ``$[0].id``.
+        reason: what is wrong, in words.
+        message_id: the id in conflict.
+    """
+
+    def __init__(self, path: str, message_id: str) -> None:
+        self.message_id = message_id
+        super().__init__(
+            path,
+            f"message id {message_id!r} is already in the history; ids are unique "
+            "(leave the id out to get a new one)",
+        )
+
+
+class ToolPairingError(ValidationError):
+    """A tool call or result that would break the pairing of calls and results.
+
+    Raised for a tool result whose call is not earlier in the history, for a second
+    result to a call, for a result naming another tool than its call, for a tool call id
+    used twice, and for an update that adds, drops or renames tool calls or results.
+
+    Attributes:
+        path: where, such as ``$[0].parts[1].toolCallId``.
+        reason: what is wrong, in words.
+        tool_call_id: the tool call id concerned.
+    """
+
+    def __init__(self, path: str, tool_call_id: str, reason: str) -> None:
+        self.tool_call_id = tool_call_id
+        super().__init__(path, reason)
+
+
+class HistoryError(AIChatError):
+    """The history cannot do what was asked (the base of the history's own errors).
+
+    Attributes:
+        path: the JSON path of the message concerned, such as ``$[12]``.
+        reason: what is wrong, in words.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class StreamingMessageError(HistoryError):
+    """A helper that must not touch a streaming message was given one.
+
+    A streaming message changes only through the streaming helpers
+    (``update_streaming``, ``finish_streaming``, ``cancel_streaming``) until it ends.
+
+    Attributes:
+        message_id: the streaming message.
+    """
+
+    def __init__(self, path: str, message_id: str, action: str) -> None:
+        self.message_id = message_id
+        super().__init__(
+            path,
+            f"message {message_id!r} is streaming and cannot be {action}; finish or cancel "
+            "it first (finish_streaming / cancel_streaming)",
+        )
+
+
+class IntegrityError(HistoryError):
+    """:meth:`CheckReport.raise_for_problems` found problems.
+
+    Attributes:
+        problems: every problem found (the message names the first); ``path`` is the
+            first one's.
+    """
+
+    def __init__(self, problems: tuple[Problem, ...]) -> None:
+        self.problems = problems
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(first.path, f"{first.reason}{more}")
