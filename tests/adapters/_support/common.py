@@ -43,6 +43,7 @@ __all__ = [
     "ServeAdapter",
     "ServedConformance",
     "StreamChecks",
+    "close_adapter",
     "collect",
     "failure_with",
     "finish_of",
@@ -118,6 +119,14 @@ async def failure_with(
             with anyio.fail_after(HANG_GUARD):
                 await server.wait_until(lambda s: s.connections == s.closed == 1)
     return error, events, server
+
+
+async def close_adapter(adapter: AIChatAdapter) -> None:
+    """``adapter.aclose()``, when it has one: what it holds besides a caller's client (a
+    transport of its own) is released before the test's event loop ends."""
+    aclose = getattr(adapter, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 # --- reading events -------------------------------------------------------------------------
@@ -326,15 +335,22 @@ class ServedConformance(AdapterConformance):
     async def adapter(self, server: FakeServer) -> AsyncGenerator[AIChatAdapter]:
         async with self.client(server) as client:
             adapter = self.make_adapter(client, server, slow=False)
-            # One request up front, so the pooled keep-alive connection (and the server
-            # task that serves it) exists before the kit counts tasks.
-            await collect(adapter)
-            yield adapter
+            try:
+                # One request up front, so the pooled keep-alive connection (and the server
+                # task that serves it) exists before the kit counts tasks.
+                await collect(adapter)
+                yield adapter
+            finally:
+                await close_adapter(adapter)
 
     @pytest.fixture
     async def slow_adapter(self, server: FakeServer) -> AsyncGenerator[AIChatAdapter]:
         async with self.client(server) as client:
-            yield self.make_adapter(client, server, slow=True)
+            adapter = self.make_adapter(client, server, slow=True)
+            try:
+                yield adapter
+            finally:
+                await close_adapter(adapter)
 
     async def assert_released(self, adapter: AIChatAdapter) -> None:
         await released(self._server)

@@ -1170,18 +1170,6 @@ def test_the_owned_client_reads_the_environment(monkeypatch: pytest.MonkeyPatch)
     assert api.get_read_only_http_options()["base_url"].startswith("http://127.0.0.1:9")
 
 
-def test_a_client_on_an_asyncio_only_transport_is_refused() -> None:
-    # The SDK's default transport: aiohttp when it is importable, else a per-event-loop
-    # httpx2 pool; the adapter could neither read it on trio nor close it itself.
-    client = genai.Client(api_key="k")
-    try:
-        with pytest.raises(ConfigurationError, match="httpx_async_client") as caught:
-            GeminiChatAdapter(client, model=MODEL)
-    finally:
-        client.close()
-    assert caught.value.parameter == "client"
-
-
 @pytest.mark.parametrize(
     ("kwargs", "parameter", "expected"),
     [
