@@ -47,6 +47,7 @@ from ._types import (
     ToolResultPart,
     Usage,
 )
+from ._version import __version__
 
 __all__ = [
     "AIChatAdapter",
@@ -87,6 +88,7 @@ __all__ = [
     "Usage",
     "ValidationError",
     "VersionConflictError",
+    "__version__",
     "create_chat_stream",
     "is_data",
     "is_event",

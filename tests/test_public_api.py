@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import inspect
 import json
 import pkgutil
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -20,6 +23,7 @@ import ai_chat._narrow
 import ai_chat._sse
 import ai_chat._stream
 import ai_chat._types
+import ai_chat._version
 import ai_chat.adapters
 import ai_chat.adapters._anthropic_chat
 import ai_chat.adapters._anthropic_request
@@ -52,6 +56,8 @@ import ai_chat.testing
 import ai_chat.testing._conformance
 import ai_chat.types
 from ai_chat import AIChatError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # Each public module's __all__, and where each name is defined.
 DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
@@ -94,6 +100,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "Usage": ai_chat._types,
         "ValidationError": ai_chat._errors,
         "VersionConflictError": ai_chat._errors,
+        "__version__": ai_chat._version,
         "create_chat_stream": ai_chat._stream,
         "is_data": ai_chat._narrow,
         "is_event": ai_chat._narrow,
@@ -224,6 +231,13 @@ def test_entry_point_is_the_cli_main() -> None:
 
     assert callable(main)
     assert main.__module__ == "ai_chat._cli"
+
+
+def test_version_is_the_installed_distributions() -> None:
+    # The one source is pyproject.toml; the installed metadata carries it to __version__.
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert ai_chat.__version__ == declared["project"]["version"]
+    assert ai_chat.__version__ == importlib.metadata.version("ai_chat")
 
 
 # --------------------------------------------------------------------------------------
