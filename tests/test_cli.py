@@ -178,6 +178,7 @@ def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [pytest.param(PYTHON_M, id="python-m"), pytest.param([str(SCRIPT)], id="script")]
 )
@@ -189,6 +190,7 @@ def test_subprocess_send(command: list[str]) -> None:
     assert result.stdout.splitlines()[-1].startswith("[finish: tool-calls")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [pytest.param(PYTHON_M, id="python-m"), pytest.param([str(SCRIPT)], id="script")]
 )
@@ -202,6 +204,7 @@ def test_subprocess_json(command: list[str]) -> None:
     assert result.stdout.endswith("}\n")
 
 
+@pytest.mark.slow
 def test_subprocess_system_message() -> None:
     result = run(
         [*PYTHON_M, "send", "Hello there", "--system", "a b c d e", "--json", "--delay", "0"]
@@ -210,6 +213,7 @@ def test_subprocess_system_message() -> None:
     assert usage_of(lines_as_json(result.stdout))["inputTokens"] == 7
 
 
+@pytest.mark.slow
 def test_subprocess_with_the_default_delay() -> None:
     result = run([*PYTHON_M, "send", "Hi", "--json"])
     assert result.returncode == 0, result.stderr
@@ -237,6 +241,7 @@ def test_subprocess_usage_error() -> None:
 LONG = "x" * 80_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
 def test_reader_closing_early_exits_0_without_a_traceback(as_json: bool) -> None:
     head = shutil.which("head")
@@ -267,6 +272,7 @@ def test_reader_closing_early_exits_0_without_a_traceback(as_json: bool) -> None
         assert first.startswith(b"[reasoning] The user wrote 1 word.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
 def test_reader_gone_before_the_first_write(as_json: bool) -> None:
     read_end, write_end = os.pipe()
@@ -407,6 +413,7 @@ BLOCKED = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("blocked", "argv", "message"),
     [
@@ -746,6 +753,7 @@ def text_of(chunks: list[Any]) -> str:
     )
 
 
+@pytest.mark.slow
 def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
     with serving("--delay", "0") as served:
         assert served.description == "the offline demo adapter"
@@ -765,6 +773,7 @@ def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
     assert rest == "ai-chat: stopped\n"
 
 
+@pytest.mark.slow
 def test_serve_with_openai_streams_from_the_provider() -> None:
     with provider_server(openai_answer) as provider:
         env = cli_env(OPENAI_API_KEY="test-key")
@@ -782,6 +791,7 @@ def test_serve_with_openai_streams_from_the_provider() -> None:
     assert request.headers["authorization"] == "Bearer test-key"
 
 
+@pytest.mark.slow
 def test_send_and_serve_through_another_ui_message_stream_endpoint(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -828,6 +838,7 @@ def test_only_loopback_addresses_skip_the_no_authentication_warning(
     assert _is_loopback(host) is loopback
 
 
+@pytest.mark.slow
 def test_serve_on_a_port_in_use_fails_with_one_line() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -900,6 +911,7 @@ def test_bad_store_values_are_usage_errors(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_store_that_cannot_open_fails_with_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-folder" / "chats.db"
     result = run([*PYTHON_M, "serve", "--port", "0", "--store", f"sqlite:{missing}"])
@@ -911,6 +923,7 @@ def test_a_store_that_cannot_open_fails_with_one_line(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_serve_keeps_conversations_in_sqlite_across_a_restart(tmp_path: Path) -> None:
     with serving("--delay", "0", cwd=tmp_path) as served:
         assert served.store == "the SQLite database ai-chat.db"
@@ -943,6 +956,7 @@ def test_serve_keeps_conversations_in_sqlite_across_a_restart(tmp_path: Path) ->
     assert foreign.status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("value", "shown"), [("memory", "memory"), ("none", None)])
 def test_serve_with_a_memory_store_or_none(tmp_path: Path, value: str, shown: str | None) -> None:
     with serving("--delay", "0", "--store", value, cwd=tmp_path) as served:

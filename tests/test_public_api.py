@@ -260,6 +260,7 @@ def loaded_modules(code: str) -> list[str]:
     return modules
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "code",
     [
@@ -279,6 +280,7 @@ def test_importing_ai_chat_loads_no_provider_sdk_server_or_test_tool(code: str) 
         assert loaded == [], f"{code!r} imported {loaded}"
 
 
+@pytest.mark.slow
 def test_the_check_itself_sees_forbidden_imports() -> None:
     # The probe must be able to fail: importing the pytest helpers does load pytest.
     assert "pytest" in loaded_modules("import ai_chat.testing")

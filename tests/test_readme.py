@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
 
@@ -13,6 +15,7 @@ def test_the_readme_has_its_examples() -> None:
     assert len(BLOCKS) >= 3
 
 
+@pytest.mark.slow
 def test_the_readme_examples_run_and_the_quickstart_streams() -> None:
     program = "\n\n".join(BLOCKS)
     result = subprocess.run(

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -30,12 +32,14 @@ def test_ruff_format() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.usefixtures("node")  # pyright runs on Node.js
 def test_pyright_strict() -> None:
     result = run(tool("pyright"))
     assert result.returncode == 0, result.stdout[-20_000:] + result.stderr[-5_000:]
     assert "0 errors" in result.stdout
 
 
+@pytest.mark.usefixtures("node")
 def test_readme_examples_are_pyright_strict_clean() -> None:
     import re
 

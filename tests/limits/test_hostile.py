@@ -102,6 +102,7 @@ def _raises_limit_within(budget: int, fn: Callable[[], object]) -> LimitExceeded
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("build", "step"), [(_deep_list, "[0]"), (_deep_dict, ".a")], ids=["list", "dict"]
 )
@@ -116,6 +117,7 @@ def test_million_deep_nesting_hits_max_depth(build: Callable[[int], object], ste
         assert error.path == "$" + step * 64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("build", "step"), [(_deep_list, "[0]"), (_deep_dict, ".a")], ids=["list", "dict"]
 )
@@ -131,6 +133,7 @@ def test_million_deep_nesting_at_the_largest_depth_limit(
     assert error.path == "$" + step * 100_000
 
 
+@pytest.mark.slow
 def test_hundred_thousand_deep_value_is_accepted_without_recursion() -> None:
     # A recursive walk (in Python or C) would raise RecursionError long before this depth.
     depth = 100_000
