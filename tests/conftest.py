@@ -6,8 +6,8 @@ what the selected tests drive for real. ``uv run pytest -m "not slow"`` is the f
 Coverage (coverage.py, configured in pyproject.toml: branches, subprocesses too) is
 measured when the whole suite runs, and the run fails below the floor
 (``[tool.coverage.report] fail_under``). A partial run (paths, ``-m``, ``-k``, ``--lf``)
-is not measured: tracing costs about a third more CPU time, which the fast loop should
-not pay, and a partial figure says nothing about the floor. ``uv run coverage report``
+is not measured: tracing costs some 40% more CPU time, which the fast loop should not
+pay, and a partial figure says nothing about the floor. ``uv run coverage report``
 shows the last whole run's detail.
 """
 
