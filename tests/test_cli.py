@@ -177,6 +177,7 @@ def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [pytest.param(PYTHON_M, id="python-m"), pytest.param([str(SCRIPT)], id="script")]
 )
@@ -188,6 +189,7 @@ def test_subprocess_send(command: list[str]) -> None:
     assert result.stdout.splitlines()[-1].startswith("[finish: tool-calls")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [pytest.param(PYTHON_M, id="python-m"), pytest.param([str(SCRIPT)], id="script")]
 )
@@ -201,6 +203,7 @@ def test_subprocess_json(command: list[str]) -> None:
     assert result.stdout.endswith("}\n")
 
 
+@pytest.mark.slow
 def test_subprocess_system_message() -> None:
     result = run(
         [*PYTHON_M, "send", "Hello there", "--system", "a b c d e", "--json", "--delay", "0"]
@@ -209,6 +212,7 @@ def test_subprocess_system_message() -> None:
     assert usage_of(lines_as_json(result.stdout))["inputTokens"] == 7
 
 
+@pytest.mark.slow
 def test_subprocess_with_the_default_delay() -> None:
     result = run([*PYTHON_M, "send", "Hi", "--json"])
     assert result.returncode == 0, result.stderr
@@ -236,6 +240,7 @@ def test_subprocess_usage_error() -> None:
 LONG = "x" * 80_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
 def test_reader_closing_early_exits_0_without_a_traceback(as_json: bool) -> None:
     head = shutil.which("head")
@@ -266,6 +271,7 @@ def test_reader_closing_early_exits_0_without_a_traceback(as_json: bool) -> None
         assert first.startswith(b"[reasoning] The user wrote 1 word.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
 def test_reader_gone_before_the_first_write(as_json: bool) -> None:
     read_end, write_end = os.pipe()
@@ -409,6 +415,7 @@ BLOCKED = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("blocked", "argv", "message"),
     [
@@ -749,6 +756,7 @@ def text_of(chunks: list[Any]) -> str:
     )
 
 
+@pytest.mark.slow
 def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
     with serving("--delay", "0") as served:
         assert served.description == "the offline demo adapter"
@@ -768,6 +776,7 @@ def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
     assert rest == "ai-chat: stopped\n"
 
 
+@pytest.mark.slow
 def test_serve_with_openai_streams_from_the_provider() -> None:
     with provider_server(openai_answer) as provider:
         env = cli_env(OPENAI_API_KEY="test-key")
@@ -785,6 +794,7 @@ def test_serve_with_openai_streams_from_the_provider() -> None:
     assert request.headers["authorization"] == "Bearer test-key"
 
 
+@pytest.mark.slow
 def test_send_and_serve_through_another_ui_message_stream_endpoint(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -831,6 +841,7 @@ def test_only_loopback_addresses_skip_the_no_authentication_warning(
     assert is_loopback(host) is loopback
 
 
+@pytest.mark.slow
 def test_serve_on_a_port_in_use_fails_with_one_line() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -903,6 +914,7 @@ def test_bad_store_values_are_usage_errors(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_store_that_cannot_open_fails_with_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-folder" / "chats.db"
     result = run([*PYTHON_M, "serve", "--port", "0", "--store", f"sqlite:{missing}"])
@@ -914,6 +926,7 @@ def test_a_store_that_cannot_open_fails_with_one_line(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_serve_keeps_conversations_in_sqlite_across_a_restart(tmp_path: Path) -> None:
     # One browser (a cookie jar) visits both runs: the visitor cookie names it in both,
     # signed with the secret kept beside the database.
@@ -952,6 +965,7 @@ def test_serve_keeps_conversations_in_sqlite_across_a_restart(tmp_path: Path) ->
     assert foreign.status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("value", "shown"), [("memory", "memory"), ("none", None)])
 def test_serve_with_a_memory_store_or_none(tmp_path: Path, value: str, shown: str | None) -> None:
     with serving("--delay", "0", "--store", value, cwd=tmp_path) as served:

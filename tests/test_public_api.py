@@ -9,11 +9,14 @@ in ``ai_chat.testing``.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import inspect
 import json
 import pkgutil
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -26,6 +29,7 @@ import ai_chat._narrow
 import ai_chat._sse
 import ai_chat._stream
 import ai_chat._types
+import ai_chat._version
 import ai_chat.adapters
 import ai_chat.adapters._scripted
 import ai_chat.adapters.anthropic
@@ -87,6 +91,8 @@ STORE_ERRORS = [
     "VersionConflictError",
 ]
 
+ROOT = Path(__file__).resolve().parent.parent
+
 # Each public module's __all__, and where each name is defined.
 DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
     ai_chat: {
@@ -105,6 +111,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "StreamFormatError": ai_chat._errors,
         "TruncatedStreamError": ai_chat._errors,
         "ValidationError": ai_chat._errors,
+        "__version__": ai_chat._version,
         "create_chat_stream": ai_chat._stream,
         "is_data": ai_chat._narrow,
         "is_event": ai_chat._narrow,
@@ -356,6 +363,13 @@ def test_entry_point_is_the_cli_main() -> None:
     assert ai_chat._cli.main.__module__ == "ai_chat._cli.command"
 
 
+def test_version_is_the_installed_distributions() -> None:
+    # The one source is pyproject.toml; the installed metadata carries it to __version__.
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert ai_chat.__version__ == declared["project"]["version"]
+    assert ai_chat.__version__ == importlib.metadata.version("ai_chat")
+
+
 # --------------------------------------------------------------------------------------
 # What `import ai_chat` loads
 # --------------------------------------------------------------------------------------
@@ -402,6 +416,7 @@ def test_importing_ai_chat_loads_no_provider_sdk_server_database_or_test_tool(co
     assert loaded_of(modules, FORBIDDEN) == [], code
 
 
+@pytest.mark.slow
 def test_the_testing_namespace_loads_pytest_but_no_sdk_server_or_database() -> None:
     # The probe must be able to fail: importing the test kits does load pytest.
     modules = loaded_modules("import ai_chat.testing")

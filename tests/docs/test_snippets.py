@@ -130,8 +130,13 @@ def test_the_python_blocks_run(page: Page, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def pyright_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str]]]:
-    """Pyright strict over every page's programs at once: (line, message) by module name."""
+def pyright_errors(
+    tmp_path_factory: pytest.TempPathFactory, node: str
+) -> dict[str, list[tuple[int, str]]]:
+    """Pyright strict over every page's programs at once: (line, message) by module name.
+
+    ``node`` is there because pyright runs on Node.js (tests/provision.py installs it).
+    """
     folder = tmp_path_factory.mktemp("snippets")
     for page, language in TYPED:
         (folder / _module_name(page, language)).write_text(page.program(language), "utf-8")

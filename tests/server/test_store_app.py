@@ -53,7 +53,9 @@ def postgres_url() -> Iterator[str]:
         yield dsn
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(
+    params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.needs("postgresql"))]
+)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ConversationStore]:
     kind = cast(str, request.param)
     if kind == "memory":

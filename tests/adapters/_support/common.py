@@ -185,6 +185,7 @@ async def run_example(
 # --- suites every SDK adapter passes --------------------------------------------------------
 
 
+@pytest.mark.slow  # each test starts an interpreter that imports the SDK
 class SDKImports:
     """The SDK is imported by the adapter's module only, and its absence names the extra.
 

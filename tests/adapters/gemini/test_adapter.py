@@ -501,6 +501,7 @@ _CHUNK = st.builds(
 _ERROR_CHUNK: dict[str, Any] = {"error": {"code": 500, "status": "INTERNAL"}}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_CHUNK | st.just(_ERROR_CHUNK), max_size=6))
 def test_any_chunk_sequence_maps_to_a_valid_event_sequence(chunks: list[dict[str, Any]]) -> None:
@@ -1245,6 +1246,7 @@ class TestGeminiConformance(ServedConformance):
 # --- the example ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_example_streams_from_a_base_url() -> None:
     # Run once rather than per backend: importing the SDK in the subprocess takes
     # seconds. The fake server runs on asyncio here, the example on trio.
