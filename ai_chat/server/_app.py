@@ -74,7 +74,6 @@ def chat_endpoint(
     secret: str | bytes | None = None,
     subject_header: bool = False,
     answer_limits: AnswerLimits | AnswerLimiter | None = _DEFAULT_ANSWER_LIMITS,
-    subject: AuthCallback | None = None,
 ) -> Endpoint:
     """The ``POST /api/chat`` endpoint as a Starlette endpoint function.
 
@@ -137,7 +136,6 @@ def chat_endpoint(
             client can send any header: for development only).
         answer_limits: answers per subject (:class:`AnswerLimits`, counted in this
             process), another :class:`AnswerLimiter`, or ``None`` for no limits.
-        subject: the former name of ``auth`` (kept until the manual moves to ``auth``).
 
     With a ``store``, the request's ``id`` names the conversation: a new id creates it
     (for the context and the request's subject), a known id continues it, and an id
@@ -175,7 +173,7 @@ def chat_endpoint(
         allowed_origins=allowed_origins,
         allowed_hosts=allowed_hosts,
         token=token,
-        auth=_auth_of(auth, subject),
+        auth=_checked_auth(auth),
         secret=secret,
         subject_header=subject_header,
         answer_limits=answer_limits,
@@ -207,14 +205,10 @@ def _guarded_answer(
     return guard, _answering(adapter, limiter=_limiter_of(answer_limits), **answering)
 
 
-def _auth_of(auth: AuthCallback | None, subject: AuthCallback | None) -> AuthCallback | None:
-    if subject is None:
-        return auth
-    if auth is not None:
-        raise ConfigurationError("subject", subject, "None when auth is given (its new name)")
-    if not callable(subject):
-        raise ConfigurationError("subject", subject, "None or a function of the request")
-    return subject
+def _checked_auth(auth: AuthCallback | None) -> AuthCallback | None:
+    if auth is not None and not callable(auth):
+        raise ConfigurationError("auth", auth, "None or a function of the request")
+    return auth
 
 
 def _limiter_of(limits: object) -> AnswerLimiter | None:
@@ -389,7 +383,6 @@ def create_chat_app(
     secret: str | bytes | None = None,
     subject_header: bool = False,
     answer_limits: AnswerLimits | AnswerLimiter | None = _DEFAULT_ANSWER_LIMITS,
-    subject: AuthCallback | None = None,
     chats_path: str = "/api/chats",
 ) -> Starlette:
     """An ASGI app serving ``POST {path}`` (the chat endpoint) and, with ``page``, ``GET /``.
@@ -440,7 +433,7 @@ def create_chat_app(
         allowed_origins=allowed_origins,
         allowed_hosts=allowed_hosts,
         token=token,
-        auth=_auth_of(auth, subject),
+        auth=_checked_auth(auth),
         secret=secret,
         subject_header=subject_header,
         answer_limits=answer_limits,

@@ -511,7 +511,7 @@ def test_bad_store_settings_are_configuration_errors() -> None:
         create_chat_app(ScriptedAdapter(), store=cast(Any, object()))
     with pytest.raises(ConfigurationError, match="context"):
         create_chat_app(ScriptedAdapter(), store=MemoryConversationStore(), context="")
-    with pytest.raises(ConfigurationError, match="subject"):
-        create_chat_app(ScriptedAdapter(), store=MemoryConversationStore(), subject=cast(Any, 1))
+    with pytest.raises(ConfigurationError, match="auth"):
+        create_chat_app(ScriptedAdapter(), store=MemoryConversationStore(), auth=cast(Any, 1))
     with pytest.raises(ConfigurationError, match="chats_path"):
         create_chat_app(ScriptedAdapter(), chats_path="/api/chat")
