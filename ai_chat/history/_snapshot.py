@@ -16,9 +16,10 @@ Format version 1 is one line of JSON, its fields in this order::
   only the HMAC proves that whoever holds the key wrote it: use one for snapshots that
   travel through a client.
 
-The loader parses the envelope, checks each field, canonicalizes the payload it parsed
-and checks the digest (and the HMAC, when given a key; both compared in constant time),
-so a reformatted snapshot (``jq .``) still loads, and a changed one never does.
+The loader checks the digest (and the HMAC, when given a key; both compared in constant
+time) over the canonical form of the payload it parsed, so a reformatted snapshot
+(``jq .``) still loads, and a changed one never does. A snapshot as written holds that
+canonical form verbatim, and is checked without serializing it again.
 
 Versions are pinned: the writer always writes :data:`SNAPSHOT_VERSION`; the loader reads
 versions from 1 (the floor) to it, a newer one is refused, and an older one is brought
@@ -76,6 +77,11 @@ MIGRATIONS: Final[Mapping[int, Migration]] = MappingProxyType({})
 _KIND = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _HMAC = re.compile(r"hmac-sha256:[0-9a-f]{64}")
+# The head seal() writes, before the payload's canonical text.
+_WRITTEN = re.compile(
+    r'\{"format":"ai_chat\.snapshot","version":([1-9][0-9]{0,8}),"kind":"([a-z][a-z0-9-]{0,39})",'
+    r'"digest":"sha256:([0-9a-f]{64})"(?:,"hmac":"hmac-sha256:([0-9a-f]{64})")?,"payload":'
+)
 _FIELDS = ("format", "version", "kind", "digest", "hmac", "payload")
 _MIN_KEY_BYTES = 16
 
@@ -149,7 +155,7 @@ def unseal(
             at least 16 bytes.
     """
     secret = check_key(key)
-    envelope = _envelope(_text(data))
+    envelope, sealed = _read(_text(data))
     version = envelope["version"]
     if version > current or version < 1:
         newest = "newer than" if version > current else "not"
@@ -165,12 +171,13 @@ def unseal(
             "kind", "$.kind", f"this is a snapshot of a {shown(found_kind)}, not of a {kind!r}"
         )
     payload = envelope["payload"]
-    try:
-        sealed = _sealed_bytes(version, found_kind, canonical_json(payload))
-    except (ValueError, UnicodeEncodeError):  # a lone surrogate, a NaN: not what was sealed
-        raise SnapshotError(
-            "digest", "$.payload", "the payload holds what no snapshot was written with"
-        ) from None
+    if sealed is None:
+        try:
+            sealed = _sealed_bytes(version, found_kind, canonical_json(payload))
+        except (ValueError, UnicodeEncodeError):  # a lone surrogate, a NaN: never sealed
+            raise SnapshotError(
+                "digest", "$.payload", "the payload holds what no snapshot was written with"
+            ) from None
     digest = "sha256:" + hashlib.sha256(sealed).hexdigest()
     if not hmac.compare_digest(digest, envelope["digest"]):
         raise SnapshotError(
@@ -215,6 +222,43 @@ def _text(data: object) -> str:
                 "malformed", "$", f"not UTF-8 text (byte {exc.start}): not a snapshot"
             ) from None
     raise ConfigurationError("data", data, "the snapshot text, as str or bytes")
+
+
+def _read(text: str) -> tuple[dict[str, Any], bytes | None]:
+    """The envelope, and the sealed bytes when they could be taken from the text as it is.
+
+    A snapshot as :func:`seal` wrote it holds its payload's canonical text verbatim after
+    a fixed head: when the digest matches that text, only the payload is parsed and
+    nothing is serialized again. Anything else (a reformatted snapshot, a damaged one)
+    takes the general way: parse it all, check each field, canonicalize the payload.
+    """
+    written = _WRITTEN.match(text)
+    end = len(text.rstrip())
+    if written is not None and text.endswith("}", 0, end):
+        version, kind, digest, signature = written.groups()
+        try:
+            sealed = _sealed_bytes(int(version), kind, text[written.end() : end - 1])
+        except UnicodeEncodeError:
+            sealed = None
+        if sealed is not None and hmac.compare_digest(hashlib.sha256(sealed).hexdigest(), digest):
+            try:
+                payload: object = json.loads(
+                    text[written.end() : end - 1], parse_constant=_reject_constant
+                )
+            except (ValueError, RecursionError):
+                pass  # the general way says what is wrong
+            else:
+                envelope: dict[str, Any] = {
+                    "format": SNAPSHOT_FORMAT,
+                    "version": int(version),
+                    "kind": kind,
+                    "digest": f"sha256:{digest}",
+                    "payload": payload,
+                }
+                if signature is not None:
+                    envelope["hmac"] = f"hmac-sha256:{signature}"
+                return envelope, sealed
+    return _envelope(text), None
 
 
 def _reject_constant(name: str) -> object:
