@@ -50,11 +50,15 @@ import ai_chat.history._env
 import ai_chat.history._errors
 import ai_chat.history._fold
 import ai_chat.history._history
+import ai_chat.history._markdown
+import ai_chat.history._markdown_read
 import ai_chat.history._projection
+import ai_chat.history._public
 import ai_chat.history._queries
 import ai_chat.history._redaction
 import ai_chat.history._repair
 import ai_chat.history._report
+import ai_chat.history._snapshot
 import ai_chat.history._templates
 import ai_chat.history._validate
 import ai_chat.limits
@@ -189,6 +193,8 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
                 "DuplicateIdError",
                 "HistoryError",
                 "IntegrityError",
+                "MarkdownError",
+                "SnapshotError",
                 "StreamingMessageError",
                 "ToolPairingError",
             ],
@@ -207,6 +213,12 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
             ["PROVIDERS", "CheckReport", "Problem", "Provider"], ai_chat.history._report
         ),
         **dict.fromkeys(["MESSAGE_LIMITS"], ai_chat.history._validate),
+        **dict.fromkeys(["to_markdown"], ai_chat.history._markdown),
+        **dict.fromkeys(["from_markdown"], ai_chat.history._markdown_read),
+        **dict.fromkeys(["public_projection"], ai_chat.history._public),
+        **dict.fromkeys(
+            ["SNAPSHOT_VERSION", "from_snapshot", "to_snapshot"], ai_chat.history._snapshot
+        ),
         **dict.fromkeys(
             [
                 "Condition",

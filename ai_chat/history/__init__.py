@@ -7,6 +7,10 @@ streaming answer's events onto a history, and :class:`AnswerFold` folds them int
 answer's messages. Redaction (:class:`Redactor`, :func:`redact_text`) replaces personal
 data and credentials with stable placeholders; instruction templates
 (:class:`InstructionTemplate`, :class:`InstructionComposer`) compose system prompts.
+:func:`public_projection` is what of a history may be shown publicly (user and assistant
+text, redacted); :func:`to_markdown` / :func:`from_markdown` write and read it as
+lossless Markdown, :func:`to_snapshot` / :func:`from_snapshot` as a versioned snapshot
+sealed with a SHA-256 digest (and an HMAC).
 See the guide, docs/history/index.md.
 """
 
@@ -30,12 +34,17 @@ from ._errors import (
     DuplicateIdError,
     HistoryError,
     IntegrityError,
+    MarkdownError,
+    SnapshotError,
     StreamingMessageError,
     ToolPairingError,
 )
 from ._fold import AnswerFold
 from ._history import History
+from ._markdown import to_markdown
+from ._markdown_read import from_markdown
 from ._projection import Projection, project
+from ._public import public_projection
 from ._queries import Statistics, ToolInteraction, message_text
 from ._redaction import (
     RedactionSession,
@@ -47,6 +56,7 @@ from ._redaction import (
 )
 from ._repair import UNANSWERED_OUTPUT, Change, Repair, repair
 from ._report import PROVIDERS, CheckReport, Problem, Provider
+from ._snapshot import SNAPSHOT_VERSION, from_snapshot, to_snapshot
 from ._templates import (
     InstructionTemplate,
     MissingVariable,
@@ -61,6 +71,7 @@ __all__ = [
     "BOOKKEEPING_KEY",
     "MESSAGE_LIMITS",
     "PROVIDERS",
+    "SNAPSHOT_VERSION",
     "UNANSWERED_OUTPUT",
     "AnswerFold",
     "Bookkeeping",
@@ -78,6 +89,7 @@ __all__ = [
     "InstructionSection",
     "InstructionTemplate",
     "IntegrityError",
+    "MarkdownError",
     "MissingVariable",
     "MissingVariableError",
     "Problem",
@@ -87,6 +99,7 @@ __all__ = [
     "Redactor",
     "Repair",
     "Rule",
+    "SnapshotError",
     "Statistics",
     "StreamingMessageError",
     "TemplateSyntaxError",
@@ -97,13 +110,18 @@ __all__ = [
     "create_test_instruction_context",
     "default_detectors",
     "extract_template_variables",
+    "from_markdown",
+    "from_snapshot",
     "message_text",
     "project",
+    "public_projection",
     "redact_message",
     "redact_messages",
     "redact_text",
     "render_template",
     "repair",
+    "to_markdown",
+    "to_snapshot",
     "when_any_tool_available",
     "when_metadata",
     "when_metadata_present",
