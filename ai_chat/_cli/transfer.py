@@ -59,7 +59,9 @@ COMMANDS: Final = ("export", "import")
 EXPORT_FORMATS: Final = ("markdown", "snapshot", "public")
 OWN_KEY: Final = "aiChat"
 DEFAULT_CONTEXT: Final = "chat"  # create_chat_app's default context
-DEFAULT_SUBJECT: Final = "anonymous"  # and its subject for requests without the header
+# The subject export reads and import writes when none is named. ai-chat serve gives each
+# browser a subject of its own (a visitor cookie), so its conversations are found by id.
+DEFAULT_SUBJECT: Final = "anonymous"
 _BATCH: Final = 1_000
 
 
@@ -262,7 +264,9 @@ async def load_history(
         if conversation is None:
             raise CommandError(
                 f"the store holds no conversation of subject {subject!r} in context "
-                f"{context!r}: pass --id, or --subject and --context"
+                f"{context!r}: pass --id (ai-chat serve gives each browser a subject of its "
+                "own; the page shows a conversation's id in its address, after #), or "
+                "--subject and --context"
             )
     else:
         conversation = await store.find_by_id(conversation_id)

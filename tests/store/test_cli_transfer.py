@@ -189,8 +189,8 @@ async def test_the_title_key_must_be_free(store: ConversationStore) -> None:
 async def test_a_demo_server_conversation_exports(store: ConversationStore) -> None:
     # Two turns through the chat server with the offline demo adapter, as the page sends
     # them: each answer calls a tool, and each call has an id of its own.
-    app = create_chat_app(ScriptedAdapter(), store=store)
-    headers = [("content-type", "application/json"), ("x-ai-chat-subject", "anonymous")]
+    app = create_chat_app(ScriptedAdapter(), store=store, auth=lambda request: "anonymous")
+    headers = [("content-type", "application/json")]
 
     async def send(messages: list[dict[str, Any]]) -> None:
         body = json.dumps({"id": "chat-1", "messages": messages, "trigger": "submit-message"})
@@ -338,7 +338,8 @@ def test_command_line_errors_are_one_line(
     assert status == 1
     assert err == (
         "ai-chat: the store holds no conversation of subject 'anonymous' in context 'chat': "
-        "pass --id, or --subject and --context\n"
+        "pass --id (ai-chat serve gives each browser a subject of its own; the page shows a "
+        "conversation's id in its address, after #), or --subject and --context\n"
     )
     status, _, err = run(["import", str(tmp_path / "missing.md"), "--store", store], capsys)
     assert status == 1 and err.startswith("ai-chat: cannot read ") and err.count("\n") == 1
