@@ -28,6 +28,7 @@ from ._errors import (
 from ._messages import normalize_messages
 from ._narrow import is_data, is_event, is_part
 from ._stream import ChatStream, create_chat_stream, stream_chat
+from ._version import __version__
 
 __all__ = [
     "AIChatAdapter",
@@ -45,6 +46,7 @@ __all__ = [
     "StreamFormatError",
     "TruncatedStreamError",
     "ValidationError",
+    "__version__",
     "create_chat_stream",
     "is_data",
     "is_event",

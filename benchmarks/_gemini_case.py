@@ -1,7 +1,7 @@
 """The Gemini case of benchmarks/providers.py (registered at the end of ``_cases.py``).
 
 The SDK's own iteration is measured on both of its async transports: httpx2 (a client
-handed to it, as the adapter requires; any backend) and aiohttp (its default whenever
+handed to it, which the adapter also reads as it is; any backend) and aiohttp (its default whenever
 aiohttp is importable; asyncio only, so it runs with the "other libraries")."""
 
 from __future__ import annotations

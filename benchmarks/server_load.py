@@ -107,13 +107,21 @@ def serve(deltas: int, load_deltas: int) -> None:
             release.pop().set()
         return PlainTextResponse("released")
 
+    # The load comes from one address without cookies: the per-client answer limits
+    # (on by default) would refuse all but a few streams, so this measures without them.
     app = Starlette(
         routes=[
-            Route("/api/chat", chat_endpoint(ScriptedAdapter(script(deltas))), methods=["POST"]),
             Route(
-                "/api/load", chat_endpoint(ScriptedAdapter(script(load_deltas))), methods=["POST"]
+                "/api/chat",
+                chat_endpoint(ScriptedAdapter(script(deltas)), answer_limits=None),
+                methods=["POST"],
             ),
-            Route("/api/hold", chat_endpoint(Hold()), methods=["POST"]),
+            Route(
+                "/api/load",
+                chat_endpoint(ScriptedAdapter(script(load_deltas)), answer_limits=None),
+                methods=["POST"],
+            ),
+            Route("/api/hold", chat_endpoint(Hold(), answer_limits=None), methods=["POST"]),
             Route("/release", do_release, methods=["POST"]),
         ]
     )

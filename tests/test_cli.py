@@ -10,6 +10,7 @@ import selectors
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,9 @@ from anyio.from_thread import start_blocking_portal
 from ai_chat._cli import main
 from ai_chat._cli.command import parser
 from ai_chat._cli.provider import DEFAULT_MODELS
+from ai_chat._cli.security import exposure_warning, security_settings
 from ai_chat._cli.serve import DEFAULT_STORE, is_loopback, store_spec
+from ai_chat.server import AnswerLimits
 from ai_chat.server._page import chat_page_html
 
 # Hang guard for subprocesses, not a performance assertion.
@@ -174,6 +177,7 @@ def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [pytest.param(PYTHON_M, id="python-m"), pytest.param([str(SCRIPT)], id="script")]
 )
@@ -185,6 +189,7 @@ def test_subprocess_send(command: list[str]) -> None:
     assert result.stdout.splitlines()[-1].startswith("[finish: tool-calls")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [pytest.param(PYTHON_M, id="python-m"), pytest.param([str(SCRIPT)], id="script")]
 )
@@ -198,6 +203,7 @@ def test_subprocess_json(command: list[str]) -> None:
     assert result.stdout.endswith("}\n")
 
 
+@pytest.mark.slow
 def test_subprocess_system_message() -> None:
     result = run(
         [*PYTHON_M, "send", "Hello there", "--system", "a b c d e", "--json", "--delay", "0"]
@@ -206,6 +212,7 @@ def test_subprocess_system_message() -> None:
     assert usage_of(lines_as_json(result.stdout))["inputTokens"] == 7
 
 
+@pytest.mark.slow
 def test_subprocess_with_the_default_delay() -> None:
     result = run([*PYTHON_M, "send", "Hi", "--json"])
     assert result.returncode == 0, result.stderr
@@ -233,6 +240,7 @@ def test_subprocess_usage_error() -> None:
 LONG = "x" * 80_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
 def test_reader_closing_early_exits_0_without_a_traceback(as_json: bool) -> None:
     head = shutil.which("head")
@@ -263,6 +271,7 @@ def test_reader_closing_early_exits_0_without_a_traceback(as_json: bool) -> None
         assert first.startswith(b"[reasoning] The user wrote 1 word.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
 def test_reader_gone_before_the_first_write(as_json: bool) -> None:
     read_end, write_end = os.pipe()
@@ -315,6 +324,9 @@ NO_KEYS = (
     "GOOGLE_GENAI_USE_VERTEXAI",
     "GOOGLE_CLOUD_PROJECT",
     "GOOGLE_APPLICATION_CREDENTIALS",
+    # ai-chat serve's own: a token or secret in the developer's shell changes no test.
+    "AI_CHAT_TOKEN",
+    "AI_CHAT_SECRET",
 )
 
 
@@ -403,6 +415,7 @@ BLOCKED = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("blocked", "argv", "message"),
     [
@@ -728,8 +741,9 @@ def sse_chunks(body: str) -> list[Any]:
     return [e[6:] if e == "data: [DONE]" else json.loads(e[6:]) for e in events]
 
 
-def chat(url: str) -> list[Any]:
-    response = httpx.post(url + "api/chat", json=HELLO_BODY, timeout=TIMEOUT)
+def chat(url: str, browser: httpx.Client | None = None) -> list[Any]:
+    post = httpx.post if browser is None else browser.post
+    response = post(url + "api/chat", json=HELLO_BODY, timeout=TIMEOUT)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/event-stream")
     assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
@@ -742,6 +756,7 @@ def text_of(chunks: list[Any]) -> str:
     )
 
 
+@pytest.mark.slow
 def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
     with serving("--delay", "0") as served:
         assert served.description == "the offline demo adapter"
@@ -761,6 +776,7 @@ def test_serve_with_no_options_serves_the_page_and_the_demo_adapter() -> None:
     assert rest == "ai-chat: stopped\n"
 
 
+@pytest.mark.slow
 def test_serve_with_openai_streams_from_the_provider() -> None:
     with provider_server(openai_answer) as provider:
         env = cli_env(OPENAI_API_KEY="test-key")
@@ -778,6 +794,7 @@ def test_serve_with_openai_streams_from_the_provider() -> None:
     assert request.headers["authorization"] == "Bearer test-key"
 
 
+@pytest.mark.slow
 def test_send_and_serve_through_another_ui_message_stream_endpoint(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -824,6 +841,7 @@ def test_only_loopback_addresses_skip_the_no_authentication_warning(
     assert is_loopback(host) is loopback
 
 
+@pytest.mark.slow
 def test_serve_on_a_port_in_use_fails_with_one_line() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -896,6 +914,7 @@ def test_bad_store_values_are_usage_errors(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_store_that_cannot_open_fails_with_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-folder" / "chats.db"
     result = run([*PYTHON_M, "serve", "--port", "0", "--store", f"sqlite:{missing}"])
@@ -907,16 +926,23 @@ def test_a_store_that_cannot_open_fails_with_one_line(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_serve_keeps_conversations_in_sqlite_across_a_restart(tmp_path: Path) -> None:
-    with serving("--delay", "0", cwd=tmp_path) as served:
+    # One browser (a cookie jar) visits both runs: the visitor cookie names it in both,
+    # signed with the secret kept beside the database.
+    browser = httpx.Client(timeout=TIMEOUT)
+    with browser, serving("--delay", "0", cwd=tmp_path) as served:
         assert served.store == "the SQLite database ai-chat.db"
-        chunks = chat(served.url)
+        chunks = chat(served.url, browser)
         assert served.stop()[0] == 0
     assert (tmp_path / "ai-chat.db").is_file()
+    assert stat.S_IMODE((tmp_path / "ai-chat.db.secret").stat().st_mode) == 0o600
     answer_id = chunks[0]["messageId"]
-    with serving("--delay", "0", cwd=tmp_path) as served:
-        listed = httpx.get(served.url + "api/chats", timeout=TIMEOUT)
-        restored = httpx.get(served.url + "api/chats/chat-1", timeout=TIMEOUT)
+    browser = httpx.Client(timeout=TIMEOUT, cookies=browser.cookies)
+    with browser, serving("--delay", "0", cwd=tmp_path) as served:
+        listed = browser.get(served.url + "api/chats")
+        restored = browser.get(served.url + "api/chats/chat-1")
+        # Another client, even one naming the owner in the development header, sees nothing.
         foreign = httpx.get(
             served.url + "api/chats/chat-1",
             headers={"x-ai-chat-subject": "someone-else"},
@@ -939,6 +965,7 @@ def test_serve_keeps_conversations_in_sqlite_across_a_restart(tmp_path: Path) ->
     assert foreign.status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("value", "shown"), [("memory", "memory"), ("none", None)])
 def test_serve_with_a_memory_store_or_none(tmp_path: Path, value: str, shown: str | None) -> None:
     with serving("--delay", "0", "--store", value, cwd=tmp_path) as served:
@@ -950,3 +977,205 @@ def test_serve_with_a_memory_store_or_none(tmp_path: Path, value: str, shown: st
         assert served.stop()[0] == 0
     assert listed.status_code == (200 if shown else 404)
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------------------
+# ai-chat serve's security options
+# --------------------------------------------------------------------------------------
+
+SERVE_TOKEN = "a-token-for-the-cli-tests-0123456789"
+
+
+def api_headers(url: str, **extra: str) -> dict[str, str]:
+    """What the page sends from its own origin."""
+    origin = url.rstrip("/")
+    return {"origin": origin, "sec-fetch-site": "same-origin", **extra}
+
+
+def test_serve_requires_the_token_from_the_environment(tmp_path: Path) -> None:
+    env = cli_env(AI_CHAT_TOKEN=SERVE_TOKEN)
+    with serving("--delay", "0", "--store", "memory", env=env, cwd=tmp_path) as served:
+        page = httpx.get(served.url, timeout=TIMEOUT)
+        refused = httpx.post(
+            served.url + "api/chat", json=HELLO_BODY, headers=api_headers(served.url)
+        )
+        listed = httpx.get(served.url + "api/chats", timeout=TIMEOUT)
+        answered = httpx.post(
+            served.url + "api/chat",
+            json=HELLO_BODY,
+            headers=api_headers(served.url, authorization=f"Bearer {SERVE_TOKEN}"),
+            timeout=TIMEOUT,
+        )
+        status, rest = served.stop()
+    assert page.status_code == 200
+    assert '<meta name="ai-chat-token" content="required">' in page.text
+    assert SERVE_TOKEN not in page.text
+    assert refused.status_code == listed.status_code == 401
+    assert refused.json()["error"]["type"] == "unauthorized"
+    assert answered.status_code == 200
+    assert sse_chunks(answered.text)[-1] == "[DONE]"
+    assert status == 0 and rest == "ai-chat: stopped\n"  # loopback: no warning
+
+
+def test_serve_refuses_cross_site_requests_and_unknown_hosts(tmp_path: Path) -> None:
+    front = "http://front.example:5173"
+    options = ("--delay", "0", "--store", "none", "--allow-origin", front)
+    with serving(*options, "--allow-host", "chat.example", cwd=tmp_path) as served:
+        url = served.url + "api/chat"
+        cross_site = httpx.post(
+            url,
+            content=json.dumps(HELLO_BODY),
+            headers={"origin": "http://evil.example", "content-type": "text/plain"},
+            timeout=TIMEOUT,
+        )
+        rebound = httpx.post(
+            url, json=HELLO_BODY, headers={"host": "rebound.evil.example"}, timeout=TIMEOUT
+        )
+        named = httpx.post(url, json=HELLO_BODY, headers={"host": "chat.example"}, timeout=TIMEOUT)
+        preflight = httpx.options(
+            url,
+            headers={"origin": front, "access-control-request-method": "POST"},
+            timeout=TIMEOUT,
+        )
+        assert served.stop()[0] == 0
+    assert cross_site.status_code == 403 and cross_site.json()["error"]["type"] == "cross_origin"
+    assert rebound.status_code == 421 and rebound.json()["error"]["type"] == "unknown_host"
+    assert named.status_code == 200
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == front
+
+
+def test_serve_limits_the_answers_per_visitor(tmp_path: Path) -> None:
+    options = ("--delay", "0", "--store", "none", "--max-answers-per-minute", "2")
+    with serving(*options, cwd=tmp_path) as served, httpx.Client(timeout=TIMEOUT) as browser:
+        browser.get(served.url)
+        answers = [
+            browser.post(served.url + "api/chat", json=HELLO_BODY, headers=api_headers(served.url))
+            for _ in range(3)
+        ]
+        assert served.stop()[0] == 0
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert answers[2].headers["retry-after"] == "60"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--max-concurrent-answers", "-1"], "must be 0 (no limit) or more, got -1"),
+        (["--max-answers-per-minute", "x"], "invalid count value: 'x'"),
+    ],
+)
+def test_bad_limit_values_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", "0", *options])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        (["--token", "short-token"], "token must be a str of at least 16"),
+        (["--allow-origin", "front.example"], "allowed_origins must be origins like"),
+        (["--allow-host", "chat.example:443"], "allowed_hosts must be host names"),
+        (["--secret", "tiny"], "secret must be a str or bytes of at least 16 bytes"),
+    ],
+)
+def test_bad_security_values_end_with_one_line(options: list[str], words: str) -> None:
+    result = run([*PYTHON_M, "serve", "--port", "0", "--store", "none", *options])
+    assert result.returncode == 1, result.stderr
+    assert words in result.stderr
+    assert "short-token" not in result.stderr and "tiny" not in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--port", "70000"], ["--provider", "openai"]],
+    ids=["bad port", "no key"],
+)
+def test_a_serve_that_cannot_start_leaves_no_secret_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in NO_KEYS:
+        monkeypatch.delenv(name, raising=False)
+    assert main(["serve", "--port", "0", *options]) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_secret_file_goes_beside_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AI_CHAT_SECRET", raising=False)
+    args = parser().parse_args(["serve"])
+    sqlite = security_settings(args, "127.0.0.1", "sqlite", "chats.db")
+    assert sqlite["secret"] == (tmp_path / "chats.db.secret").read_bytes().strip()
+    postgres = security_settings(args, "127.0.0.1", "postgres", "postgresql://u:p@db/chats")
+    assert postgres["secret"] == (tmp_path / "ai-chat.secret").read_bytes().strip()
+    for kind in ("memory", "none"):
+        assert security_settings(args, "127.0.0.1", kind, None)["secret"] is None
+    given = parser().parse_args(["serve", "--secret", "s" * 20])
+    assert security_settings(given, "127.0.0.1", "sqlite", "other.db")["secret"] == "s" * 20
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ai-chat.secret", "chats.db.secret"]
+
+
+def test_the_security_settings_the_options_make() -> None:
+    defaults = security_settings(parser().parse_args(["serve"]), "127.0.0.1", "none", None)
+    assert defaults == {
+        "allowed_origins": [],
+        "allowed_hosts": [],
+        "token": None,
+        "secret": None,
+        "subject_header": False,
+        "answer_limits": AnswerLimits(),  # the library's defaults, 4 and 30
+    }
+    args = parser().parse_args(
+        [
+            "serve",
+            "--allow-host",
+            "a.example",
+            "--allow-origin",
+            "https://b.example",
+            "--max-concurrent-answers",
+            "0",
+            "--subject-header",
+        ]
+    )
+    settings = security_settings(args, "chat.lan", "none", None)
+    assert settings["allowed_hosts"] == ["a.example", "chat.lan"]  # the bound name too
+    assert settings["allowed_origins"] == ["https://b.example"]
+    assert settings["answer_limits"] == AnswerLimits(concurrent=None, per_minute=30)
+    assert settings["subject_header"] is True
+    for address in ("0.0.0.0", "::", "[::1]", "192.168.1.5"):
+        assert security_settings(args, address, "none", None)["allowed_hosts"] == ["a.example"]
+
+
+@pytest.mark.parametrize(
+    ("loopback", "provider", "store", "token", "words"),
+    [
+        (True, "openai", True, False, None),
+        (False, "demo", False, False, None),
+        (False, "openai", True, False, "spend your openai quota and keep conversations"),
+        (False, "demo", True, False, "anyone who can reach 0.0.0.0:8000 can keep conversations"),
+        (False, "openai", True, True, "the token crosses the network in clear text"),
+    ],
+)
+def test_the_warning_for_an_address_other_machines_reach(
+    loopback: bool, provider: str, store: bool, token: bool, words: str | None
+) -> None:
+    warning = exposure_warning(
+        "0.0.0.0:8000", loopback=loopback, provider=provider, store=store, token=token
+    )
+    if words is None:
+        assert warning is None
+    else:
+        assert warning is not None and words in warning
+        assert "TLS" in warning and "docs/deploying.md" in warning
+        if not token:
+            assert "set --token (or $AI_CHAT_TOKEN)" in warning
+            assert "each browser sees only its own conversations" in warning

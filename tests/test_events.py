@@ -1256,6 +1256,7 @@ def js_length(value: object) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test runs an example in a new interpreter
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

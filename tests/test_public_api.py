@@ -9,11 +9,14 @@ in ``ai_chat.testing``.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import inspect
 import json
 import pkgutil
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -26,6 +29,7 @@ import ai_chat._narrow
 import ai_chat._sse
 import ai_chat._stream
 import ai_chat._types
+import ai_chat._version
 import ai_chat.adapters
 import ai_chat.adapters._scripted
 import ai_chat.adapters.anthropic
@@ -56,11 +60,15 @@ import ai_chat.history._estimate
 import ai_chat.history._fit
 import ai_chat.history._fold
 import ai_chat.history._history
+import ai_chat.history._markdown
+import ai_chat.history._markdown_read
 import ai_chat.history._projection
+import ai_chat.history._public
 import ai_chat.history._queries
 import ai_chat.history._redaction
 import ai_chat.history._repair
 import ai_chat.history._report
+import ai_chat.history._snapshot
 import ai_chat.history._templates
 import ai_chat.history._tokenizer
 import ai_chat.history._validate
@@ -70,7 +78,9 @@ import ai_chat.limits._limits
 import ai_chat.limits._walk
 import ai_chat.server
 import ai_chat.server._app
+import ai_chat.server._limits
 import ai_chat.server._response
+import ai_chat.server._subjects
 import ai_chat.server._ui_messages
 import ai_chat.sse
 import ai_chat.store
@@ -96,6 +106,8 @@ STORE_ERRORS = [
     "VersionConflictError",
 ]
 
+ROOT = Path(__file__).resolve().parent.parent
+
 # Each public module's __all__, and where each name is defined.
 DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
     ai_chat: {
@@ -114,6 +126,7 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "StreamFormatError": ai_chat._errors,
         "TruncatedStreamError": ai_chat._errors,
         "ValidationError": ai_chat._errors,
+        "__version__": ai_chat._version,
         "create_chat_stream": ai_chat._stream,
         "is_data": ai_chat._narrow,
         "is_event": ai_chat._narrow,
@@ -159,10 +172,15 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
         "DEFAULT_KEEP_ALIVE": ai_chat.server._response,
         "DEFAULT_MAX_BODY_BYTES": ai_chat.server._app,
         "MASKED_ERROR": ai_chat.server._response,
+        "AnswerLimiter": ai_chat.server._limits,
+        "AnswerLimits": ai_chat.server._limits,
+        "LimitRefusal": ai_chat.server._limits,
+        "MemoryAnswerLimiter": ai_chat.server._limits,
         "UIMessageStreamResponse": ai_chat.server._response,
         "chat_endpoint": ai_chat.server._app,
         "convert_ui_messages": ai_chat.server._ui_messages,
         "create_chat_app": ai_chat.server._app,
+        "load_secret": ai_chat.server._subjects,
     },
     ai_chat.store: {
         **dict.fromkeys(STORE_ERRORS, ai_chat._errors),
@@ -202,6 +220,8 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
                 "DuplicateIdError",
                 "HistoryError",
                 "IntegrityError",
+                "MarkdownError",
+                "SnapshotError",
                 "StreamingMessageError",
                 "ToolPairingError",
             ],
@@ -236,6 +256,12 @@ DOCUMENTED: dict[ModuleType, dict[str, ModuleType]] = {
             ["PROVIDERS", "CheckReport", "Problem", "Provider"], ai_chat.history._report
         ),
         **dict.fromkeys(["MESSAGE_LIMITS"], ai_chat.history._validate),
+        **dict.fromkeys(["to_markdown"], ai_chat.history._markdown),
+        **dict.fromkeys(["from_markdown"], ai_chat.history._markdown_read),
+        **dict.fromkeys(["public_projection"], ai_chat.history._public),
+        **dict.fromkeys(
+            ["SNAPSHOT_VERSION", "from_snapshot", "to_snapshot"], ai_chat.history._snapshot
+        ),
         **dict.fromkeys(
             [
                 "Condition",
@@ -392,6 +418,13 @@ def test_entry_point_is_the_cli_main() -> None:
     assert ai_chat._cli.main.__module__ == "ai_chat._cli.command"
 
 
+def test_version_is_the_installed_distributions() -> None:
+    # The one source is pyproject.toml; the installed metadata carries it to __version__.
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert ai_chat.__version__ == declared["project"]["version"]
+    assert ai_chat.__version__ == importlib.metadata.version("ai_chat")
+
+
 # --------------------------------------------------------------------------------------
 # What `import ai_chat` loads
 # --------------------------------------------------------------------------------------
@@ -439,6 +472,7 @@ def test_importing_ai_chat_loads_no_provider_sdk_server_database_or_test_tool(co
     assert loaded_of(modules, FORBIDDEN) == [], code
 
 
+@pytest.mark.slow
 def test_the_testing_namespace_loads_pytest_but_no_sdk_server_or_database() -> None:
     # The probe must be able to fail: importing the test kits does load pytest.
     modules = loaded_modules("import ai_chat.testing")

@@ -187,6 +187,7 @@ field_text = st.text(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     events=st.lists(

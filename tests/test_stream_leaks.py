@@ -124,6 +124,7 @@ async def run_one(rng: random.Random, way: str) -> None:
         pass
 
 
+@pytest.mark.slow
 async def test_ten_thousand_stopped_streams_leave_nothing_behind(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -33,6 +35,7 @@ def test_ruff_format() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.usefixtures("node")  # pyright runs on Node.js
 def test_pyright_strict() -> None:
     result = run(tool("pyright"))
     assert result.returncode == 0, result.stdout[-20_000:] + result.stderr[-5_000:]

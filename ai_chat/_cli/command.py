@@ -16,14 +16,18 @@ import anyio
 
 from .._errors import AIChatError
 from .provider import CommandError, provider_options, read_provider
+from .security import add_security_options
 from .send import messages, send
 from .serve import DEFAULT_STORE, serve, store_spec
+from .transfer import COMMANDS as TRANSFER_COMMANDS
+from .transfer import add_commands, transfer
 
 __all__ = ["main", "parser"]
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line's parser: ``send`` and ``serve``, with the provider options."""
+    """The command line's parser: ``send`` and ``serve``, with the provider options, and
+    ``export`` and ``import``."""
     top = argparse.ArgumentParser(
         prog="ai-chat", description="Stream chat answers through ai_chat's send lifecycle."
     )
@@ -62,6 +66,8 @@ def parser() -> argparse.ArgumentParser:
         help="where conversations are kept: memory, sqlite:PATH, a postgresql:// URL (needs "
         "the postgres extra) or none (default: %(default)s, in the working directory)",
     )
+    add_security_options(serve_command)
+    add_commands(commands)
     return top
 
 
@@ -69,16 +75,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 failed, 130 interrupted)."""
     command_line = parser()
     args = command_line.parse_args(argv)
-    provider = read_provider(command_line, args)
+    provider = None if args.command in TRANSFER_COMMANDS else read_provider(command_line, args)
     # A terminal that cannot show a character gets an escape, not a traceback.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     try:
+        if provider is None:
+            return transfer(command_line, args)
         if args.command == "serve":
             store = store_spec(command_line, cast(str, args.store))
-            return serve(provider, cast(str, args.host), cast(int, args.port), store)
+            return serve(provider, cast(str, args.host), cast(int, args.port), store, args)
         anyio.run(send, provider, messages(args), args.json, sys.stdout)
     except CommandError as exc:
         sys.stdout.flush()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, cast
 import anyio
 
 from .provider import CommandError, Provider, close_adapter, create_adapter
+from .security import exposure_warning, security_settings
 
 if TYPE_CHECKING:
     from ..store import ConversationStore
@@ -85,7 +86,9 @@ def _open_store(spec: StoreSpec) -> ConversationStore | None:
     return None
 
 
-def serve(provider: Provider, host: str, port: int, store: StoreSpec) -> int:
+def serve(
+    provider: Provider, host: str, port: int, store: StoreSpec, args: argparse.Namespace
+) -> int:
     """Serve until Ctrl+C; returns the exit status."""
     try:
         import uvicorn
@@ -99,8 +102,11 @@ def serve(provider: Provider, host: str, port: int, store: StoreSpec) -> int:
     listener = _listen(host, port)
     with listener:
         adapter = create_adapter(provider)
+        # After the port and the provider are known good: a first start creates the
+        # secret file, which a command that cannot serve should not leave behind.
+        security = security_settings(args, host, store.kind, store.target)
         conversations = _open_store(store)
-        app = create_chat_app(adapter, page=True, store=conversations)
+        app = create_chat_app(adapter, page=True, store=conversations, **security)
         config = uvicorn.Config(app, log_level="warning", server_header=False)
         server = uvicorn.Server(config)
         bound_host, bound_port = cast("tuple[str, int]", listener.getsockname()[:2])
@@ -122,18 +128,15 @@ def serve(provider: Provider, host: str, port: int, store: StoreSpec) -> int:
                     file=sys.stderr,
                     flush=True,
                 )
-                risks: list[str] = []
-                if conversations is not None:
-                    risks.append("read and continue the stored conversations")
-                if provider.name != "demo":
-                    risks.append(f"spend your {provider.name} quota")
-                if risks and not is_loopback(bound_host):
-                    print(
-                        "ai-chat: warning: the endpoint has no authentication; anyone who can "
-                        f"reach {shown}:{bound_port} can {' and '.join(risks)}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                warning = exposure_warning(
+                    f"{shown}:{bound_port}",
+                    loopback=is_loopback(bound_host),
+                    provider=provider.name,
+                    store=conversations is not None,
+                    token=security["token"] is not None,
+                )
+                if warning is not None:
+                    print(f"ai-chat: warning: {warning}", file=sys.stderr, flush=True)
                 await server.serve(sockets=[listener])
             finally:
                 try:

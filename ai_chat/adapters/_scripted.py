@@ -63,7 +63,9 @@ def default_script(request: ChatRequest) -> Iterator[Mapping[str, object]]:
     the first offered tool (``search`` when none is offered) with ``{"query": <the
     user's text>}`` streamed in small fragments, ending with ``finishReason:
     "tool-calls"``. After tool results: a text answer that reports them, ending with
-    ``"stop"``. The message id and every count derive from the request alone.
+    ``"stop"``. The message id, the tool call id and every count derive from the request
+    alone (the ids from a digest of its messages: the answers of one conversation have
+    calls of their own, as a history requires).
     """
     messages = request["messages"]
     last = messages[-1] if messages else None
@@ -105,17 +107,18 @@ def default_script(request: ChatRequest) -> Iterator[Mapping[str, object]]:
             output_tokens += event["type"] == "text-delta"
             yield event
         arguments = json.dumps({"query": said}, ensure_ascii=False)
-        yield {"type": "tool-input-start", "toolCallId": "call-1", "toolName": tool}
+        call_id = f"call-{digest[:16]}"
+        yield {"type": "tool-input-start", "toolCallId": call_id, "toolName": tool}
         for start in range(0, len(arguments), 8):
             output_tokens += 1
             yield {
                 "type": "tool-input-delta",
-                "toolCallId": "call-1",
+                "toolCallId": call_id,
                 "inputTextDelta": arguments[start : start + 8],
             }
         yield {
             "type": "tool-input-available",
-            "toolCallId": "call-1",
+            "toolCallId": call_id,
             "toolName": tool,
             "input": {"query": said},
         }

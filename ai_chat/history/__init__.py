@@ -6,10 +6,14 @@ would refuse, :func:`repair` fixes the tool pairing; :class:`Projection` folds a
 streaming answer's events onto a history, and :class:`AnswerFold` folds them into the
 answer's messages. Redaction (:class:`Redactor`, :func:`redact_text`) replaces personal
 data and credentials with stable placeholders; instruction templates
-(:class:`InstructionTemplate`, :class:`InstructionComposer`) compose system prompts. The
-context window: :func:`estimate_tokens` (:class:`HeuristicEstimator` offline,
-:class:`BPETokenEstimator` exact, :func:`calibrate` to a provider's counts),
-:func:`fit_to_tokens` and :func:`compact`. See the guide, docs/history/index.md.
+(:class:`InstructionTemplate`, :class:`InstructionComposer`) compose system prompts.
+:func:`public_projection` is what of a history may be shown publicly (user and assistant
+text, redacted); :func:`to_markdown` / :func:`from_markdown` write and read it as
+lossless Markdown, :func:`to_snapshot` / :func:`from_snapshot` as a versioned snapshot
+sealed with a SHA-256 digest (and an HMAC). The context window: :func:`estimate_tokens`
+(:class:`HeuristicEstimator` offline, :class:`BPETokenEstimator` exact, :func:`calibrate`
+to a provider's counts), :func:`fit_to_tokens` and :func:`compact`.
+See the guide, docs/history/index.md.
 """
 
 from ._bookkeeping import BOOKKEEPING_KEY, Bookkeeping, bookkeeping
@@ -34,6 +38,8 @@ from ._errors import (
     DuplicateIdError,
     HistoryError,
     IntegrityError,
+    MarkdownError,
+    SnapshotError,
     StreamingMessageError,
     ToolPairingError,
 )
@@ -50,7 +56,10 @@ from ._estimate import (
 from ._fit import FitReport, afit_to_tokens, fit_to_tokens
 from ._fold import AnswerFold
 from ._history import History
+from ._markdown import to_markdown
+from ._markdown_read import from_markdown
 from ._projection import Projection, project
+from ._public import public_projection
 from ._queries import Statistics, ToolInteraction, message_text
 from ._redaction import (
     RedactionSession,
@@ -62,6 +71,7 @@ from ._redaction import (
 )
 from ._repair import UNANSWERED_OUTPUT, Change, Repair, repair
 from ._report import PROVIDERS, CheckReport, Problem, Provider
+from ._snapshot import SNAPSHOT_VERSION, from_snapshot, to_snapshot
 from ._templates import (
     InstructionTemplate,
     MissingVariable,
@@ -78,6 +88,7 @@ __all__ = [
     "DEFAULT_ESTIMATOR",
     "MESSAGE_LIMITS",
     "PROVIDERS",
+    "SNAPSHOT_VERSION",
     "UNANSWERED_OUTPUT",
     "AnswerFold",
     "AsyncTokenEstimator",
@@ -102,6 +113,7 @@ __all__ = [
     "InstructionSection",
     "InstructionTemplate",
     "IntegrityError",
+    "MarkdownError",
     "MissingVariable",
     "MissingVariableError",
     "Problem",
@@ -111,6 +123,7 @@ __all__ = [
     "Redactor",
     "Repair",
     "Rule",
+    "SnapshotError",
     "Statistics",
     "StreamingMessageError",
     "TemplateSyntaxError",
@@ -128,14 +141,19 @@ __all__ = [
     "estimate_tokens",
     "extract_template_variables",
     "fit_to_tokens",
+    "from_markdown",
+    "from_snapshot",
     "is_summary",
     "message_text",
     "project",
+    "public_projection",
     "redact_message",
     "redact_messages",
     "redact_text",
     "render_template",
     "repair",
+    "to_markdown",
+    "to_snapshot",
     "when_any_tool_available",
     "when_metadata",
     "when_metadata_present",

@@ -8,8 +8,12 @@ name what collides. An operation that this history cannot do is a :class:`Histor
     AIChatError
     ├── ValidationError              (ai_chat) not JSON, or not a message
     │   ├── DuplicateIdError         a message id the history already holds
-    │   └── ToolPairingError         a tool result for an unknown or answered call, a
-    │                                reused tool call id, tool ids changed by an update
+    │   ├── ToolPairingError         a tool result for an unknown or answered call, a
+    │   │                            reused tool call id, tool ids changed by an update
+    │   ├── MarkdownError            ``from_markdown`` input that is not a history's
+    │   │                            Markdown (``line`` says where)
+    │   └── SnapshotError            a snapshot that is malformed, truncated, tampered
+    │                                with, of an unknown version or not a valid history
     └── HistoryError                 this history cannot do it
         ├── StreamingMessageError    the message is streaming (protected until it ends)
         ├── IntegrityError           ``CheckReport.raise_for_problems()`` found problems
@@ -24,8 +28,9 @@ stale event handler does no harm.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from .._describe import clip_path
 from .._errors import AIChatError, ValidationError
 
 if TYPE_CHECKING:
@@ -36,6 +41,9 @@ __all__ = [
     "DuplicateIdError",
     "HistoryError",
     "IntegrityError",
+    "MarkdownError",
+    "SnapshotError",
+    "SnapshotProblem",
     "StreamingMessageError",
     "ToolPairingError",
 ]
@@ -146,3 +154,54 @@ class ContextOverflowError(HistoryError):
             "raise max_tokens, keep fewer messages (keep_last, keep_system), or compact the "
             "history (compact) first",
         )
+
+
+class MarkdownError(ValidationError):
+    """:func:`~ai_chat.history.from_markdown` was given text that is not a history's Markdown.
+
+    Raised for text without the front matter (such as a transcript written with
+    ``metadata=False``, which is for people and is not read back), a line outside any
+    block that is not a role heading or a message line, a block that is never closed
+    (truncated text), JSON that does not parse, and content that is not a valid history
+    (an unknown part type, a tool result without its call...).
+
+    Attributes:
+        line: the line (1-based, after line endings are normalized) where the problem is.
+        path: the JSON path of the value concerned in the history
+            (``$.messages[3].parts[0].toolCallId``), or ``$`` when it is about the text.
+        reason: what is wrong, in words.
+    """
+
+    def __init__(self, line: int, reason: str, path: str = "$") -> None:
+        self.line = line
+        self.path = path
+        self.reason = reason
+        where = f"line {line}" if path == "$" else f"line {line}: {clip_path(path)}"
+        AIChatError.__init__(self, f"{where}: {reason}")
+
+
+SnapshotProblem: TypeAlias = Literal[
+    "malformed", "truncated", "format", "version", "kind", "digest", "hmac", "invalid"
+]
+"""What is wrong with a snapshot (:attr:`SnapshotError.problem`)."""
+
+
+class SnapshotError(ValidationError):
+    """A snapshot that :func:`~ai_chat.history.from_snapshot` refuses.
+
+    Attributes:
+        problem: what is wrong: ``"malformed"`` (not a snapshot envelope: not JSON, a
+            missing or mistyped field), ``"truncated"`` (the text ends early),
+            ``"format"`` (another format), ``"version"`` (a format version this ai_chat
+            does not read, or has no migration for), ``"kind"`` (a snapshot of something
+            else than what was asked for), ``"digest"`` (the content does not match its
+            SHA-256 digest: changed after it was written), ``"hmac"`` (a key was given
+            and the signature is missing or does not match), ``"invalid"`` (intact, but
+            not a valid history; ``__cause__`` is the history's error).
+        path: the JSON path in the envelope (``$.digest``, ``$.payload.messages[2].id``).
+        reason: what is wrong, in words.
+    """
+
+    def __init__(self, problem: SnapshotProblem, path: str, reason: str) -> None:
+        self.problem: SnapshotProblem = problem
+        super().__init__(path, reason)

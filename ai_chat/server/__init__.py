@@ -9,6 +9,13 @@ imports Starlette; importing this module does.
   app.
 * :class:`UIMessageStreamResponse`: turn any :class:`~ai_chat.ChatStream` into a
   streaming response, from your own endpoint.
+* :class:`AnswerLimits`, :class:`AnswerLimiter`, :class:`MemoryAnswerLimiter`: how many
+  answers one subject may run; :func:`load_secret`: the visitor cookies' secret, kept in
+  a file.
+
+Both apps refuse cross-site requests, DNS rebinding and non-JSON bodies, give each
+browser its own conversations, and limit the answers per subject, by default; a token
+or an ``auth`` callback gates them further (``docs/deploying.md``).
 
 On the wire, each event is one ``data: <json>`` frame, as the adapter produced it,
 except that ``start`` always carries a ``messageId`` and the ``finish`` event's usage
@@ -27,16 +34,23 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
     ) from exc
 
 from ._app import DEFAULT_MAX_BODY_BYTES, chat_endpoint, create_chat_app
+from ._limits import AnswerLimiter, AnswerLimits, LimitRefusal, MemoryAnswerLimiter
 from ._response import DEFAULT_KEEP_ALIVE, MASKED_ERROR, UIMessageStreamResponse
+from ._subjects import load_secret
 from ._ui_messages import ConvertedMessages, convert_ui_messages
 
 __all__ = [
     "DEFAULT_KEEP_ALIVE",
     "DEFAULT_MAX_BODY_BYTES",
     "MASKED_ERROR",
+    "AnswerLimiter",
+    "AnswerLimits",
     "ConvertedMessages",
+    "LimitRefusal",
+    "MemoryAnswerLimiter",
     "UIMessageStreamResponse",
     "chat_endpoint",
     "convert_ui_messages",
     "create_chat_app",
+    "load_secret",
 ]

@@ -22,7 +22,8 @@ class _JSONError(AIChatError):
     """A JSON error answer ``{"error": {"type", "message", "path"?, ...}}`` with ``status``.
 
     ``fields`` are further facts about the error, added to the error object under their
-    own (camelCase) names, such as ``messageId``. Raised inside an endpoint and turned
+    own (camelCase) names, such as ``messageId``; ``headers`` go on the response (such as
+    ``retry-after``). Raised inside an endpoint and turned
     into its :meth:`response` there; it never leaves the server (hence the private class,
     used under the name :data:`JSONError`).
     """
@@ -34,6 +35,7 @@ class _JSONError(AIChatError):
         message: str,
         path: str | None = None,
         fields: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -41,13 +43,14 @@ class _JSONError(AIChatError):
         self.message = message
         self.path = path
         self.fields: Mapping[str, str] = dict(fields or {})
+        self.headers: Mapping[str, str] = dict(headers or {})
 
     def response(self) -> JSONResponse:
         error: dict[str, object] = {"type": self.kind, "message": self.message}
         if self.path is not None:
             error["path"] = self.path
         error.update(self.fields)
-        return JSONResponse({"error": error}, status_code=self.status)
+        return JSONResponse({"error": error}, status_code=self.status, headers=self.headers)
 
 
 JSONError = _JSONError

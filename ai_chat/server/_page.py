@@ -8,6 +8,10 @@ arrive: text, reasoning (collapsed), tool calls with their input and output, sou
 files, data parts, and errors. The stop button aborts the request, so the server sees the
 client disconnect and cancels the answer.
 
+When the server requires a token, the page asks for it once (a form above the log), keeps
+it in ``sessionStorage`` (this tab only, gone when it closes), sends it with every request
+as ``Authorization: Bearer <token>``, and asks again when the server answers 401.
+
 When the server keeps conversations (:func:`chat_page_html` given ``chats``), the page
 shows the subject's recent conversations above the log with a "New chat" button, keeps
 the chat id in the URL fragment (``#<id>``), and on load (or when the fragment changes)
@@ -67,7 +71,9 @@ _CSP: Final = (
 )
 
 
-def chat_page_html(api: str = _DEFAULT_API, chats: str | None = None) -> str:
+def chat_page_html(
+    api: str = _DEFAULT_API, chats: str | None = None, *, token: bool = False
+) -> str:
     """The chat page, posting to ``api``: a URL resolved against the page's own URL.
 
     The default, ``"api/chat"``, is ``/api/chat`` for a page served at ``/`` and
@@ -76,12 +82,15 @@ def chat_page_html(api: str = _DEFAULT_API, chats: str | None = None) -> str:
     slash (``"v1/chat"``), or absolute. ``chats`` is where a server that keeps
     conversations serves them (``"api/chats"``: ``GET chats``, ``GET chats/<id>``),
     resolved the same way; ``None`` (a server without a store) shows no history.
-    Both are HTML-escaped into attributes, so any string is safe.
+    Both are HTML-escaped into attributes, so any string is safe. With ``token``, the
+    page asks for the server's token before its first request and sends it as
+    ``Authorization: Bearer`` (kept in ``sessionStorage``: this tab only).
     """
     values = {
         "csp": _CSP,
         "api": html.escape(api, quote=True),
         "chats": html.escape(chats or "", quote=True),
+        "token": "required" if token else "",
         "style": _STYLE,
         "script": _SCRIPT,
     }

@@ -1,6 +1,5 @@
 """The chat endpoint's conversation store wiring: who asks, which conversation, what is kept.
 
-* :func:`default_subject` reads the subject from the ``x-ai-chat-subject`` header.
 * :class:`Persistence` finds or creates the request's conversation, stores the request's
   new message before the adapter runs, and hands out a :class:`Recorder` that stores
   the assembled answer once the stream has ended after ``finish``.
@@ -35,17 +34,13 @@ from ._history import SERVER_KEY, title_of, ui_history
 from ._http import JSONError, read_body
 
 __all__ = [
-    "SUBJECT_HEADER",
     "Persistence",
     "Recorder",
     "SubjectResolver",
-    "default_subject",
 ]
 
 logger = logging.getLogger("ai_chat.server")
 
-SUBJECT_HEADER: Final = "x-ai-chat-subject"
-ANONYMOUS: Final = "anonymous"
 MAX_ID_CHARS: Final = 256
 # How many of the latest stored messages are checked for the ids of a continued answer.
 _RECENT: Final = 64
@@ -56,18 +51,6 @@ _MAX_RATING_BODY: Final = 8192
 
 SubjectResolver = Callable[[Request], "str | Awaitable[str]"]
 JSONDict = dict[str, Any]
-
-
-def default_subject(request: Request) -> str:
-    """The ``x-ai-chat-subject`` header, or ``"anonymous"``: for development only.
-
-    Anyone can send any header, so with this default every visitor can read and continue
-    every conversation whose id they know, and all visitors without the header share the
-    subject ``"anonymous"``. Behind authentication, pass ``subject=`` a function that
-    returns the authenticated user's id.
-    """
-    value = request.headers.get(SUBJECT_HEADER, "").strip()
-    return value or ANONYMOUS
 
 
 def _not_found() -> JSONError:

@@ -148,9 +148,11 @@ def running(app: Any) -> Generator[str]:
         assert not thread.is_alive(), "uvicorn did not stop"
 
 
-def drive(node: str, chromium: str, base: str, scenario: str = "page") -> dict[str, Any]:
+def drive(
+    node: str, chromium: str, base: str, scenario: str = "page", *extra: str
+) -> dict[str, Any]:
     result = subprocess.run(
-        [node, str(DRIVER), base, chromium, scenario],
+        [node, str(DRIVER), base, chromium, scenario, *extra],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -411,3 +413,71 @@ def test_switching_back_and_continuing_a_restored_chat(stored: dict[str, Any]) -
     assert continued["messages"][2]["texts"] == ["And more"]
     assert continued["messages"][3]["texts"][0].startswith('You said: "And more".')
     assert [c["title"] for c in continued["chats"]] == ["Hello", "Second chat"]
+
+
+# --------------------------------------------------------------------------------------
+# With a token: the page asks for it once per tab
+# --------------------------------------------------------------------------------------
+
+TOKEN = "the-page-test-token-0123456789"
+
+
+@pytest.fixture(scope="module")
+def with_token(
+    node: str, chromium: str, playwright_core: Path
+) -> tuple[dict[str, Any], ObservedAdapter]:
+    adapter = ObservedAdapter()
+    app = create_chat_app(adapter, store=MemoryConversationStore(), token=TOKEN)
+    with running(app) as base:
+        return drive(node, chromium, base, "token", TOKEN), adapter
+
+
+def test_the_page_asks_for_the_token_before_any_request(
+    with_token: tuple[dict[str, Any], ObservedAdapter],
+) -> None:
+    asked = with_token[0]["asked"]
+    assert asked == {"visible": True, "note": "", "status": "token", "calls": 0}
+
+
+def test_a_wrong_token_is_refused_and_asked_again(
+    with_token: tuple[dict[str, Any], ObservedAdapter],
+) -> None:
+    seen, adapter = with_token
+    wrong = seen["wrong"]
+    assert wrong["visible"] is True
+    assert wrong["note"] == "The server did not accept the token: enter it again."
+    first = seen["calls"][0]
+    assert first == {
+        "method": "GET",
+        "path": "/api/chats",
+        "authorization": "Bearer a-wrong-token-0000000000",
+    }
+    # The one failed request is the refused one; the adapter never saw it.
+    [problem] = seen["problems"]
+    assert "status of 401" in problem
+    assert [e.said for e in adapter.endings] == ["Hello"]
+
+
+def test_with_the_right_token_the_page_answers_and_keeps_it_in_this_tab_only(
+    with_token: tuple[dict[str, Any], ObservedAdapter],
+) -> None:
+    seen, _ = with_token
+    assert seen["answered"]["status"] == "ready"
+    assert seen["answered"]["text"].startswith('You said: "Hello".')
+    assert seen["kept"] == {"session": TOKEN, "local": 0, "cookie": ""}
+    # Every request after the right token carried it.
+    after = seen["calls"][1:]
+    assert after and all(call["authorization"] == f"Bearer {TOKEN}" for call in after)
+    assert {call["path"] for call in after} >= {"/api/chat", "/api/chats"}
+    reloaded = seen["reloaded"]
+    assert reloaded["visible"] is False and reloaded["status"] == "ready"
+    assert [m["role"] for m in reloaded["shown"]["messages"]] == ["user", "assistant"]
+    assert seen["otherTab"]["visible"] is True and seen["otherTab"]["session"] is None
+
+
+def test_the_visitor_cookie_is_httponly_and_lax_in_the_browser(
+    with_token: tuple[dict[str, Any], ObservedAdapter],
+) -> None:
+    [cookie] = with_token[0]["cookies"]
+    assert cookie["name"].startswith("ai_chat_")
+    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Lax" and cookie["path"] == "/"

@@ -107,12 +107,14 @@ def test_the_page_inlines_the_files_and_allows_exactly_them_by_hash() -> None:
 def test_every_slot_of_index_html_is_filled_once() -> None:
     template = text_of("index.html")
     slots = re.findall(r"\{\{([a-z]+)\}\}", template)
-    assert sorted(slots) == ["api", "chats", "csp", "script", "style"]
-    page = chat_page_html("v1/chat", "v1/chats")
+    assert sorted(slots) == ["api", "chats", "csp", "script", "style", "token"]
+    page = chat_page_html("v1/chat", "v1/chats", token=True)
     outside = page.replace(text_of("chat.js"), "").replace(text_of("chat.css"), "")
     assert re.search(r"\{\{[a-z]+\}\}", outside) is None
     assert '<meta name="ai-chat-api" content="v1/chat">' in page
     assert '<meta name="ai-chat-chats" content="v1/chats">' in page
+    assert '<meta name="ai-chat-token" content="required">' in page
+    assert '<meta name="ai-chat-token" content="">' in chat_page_html("v1/chat")
     # What is outside the slots is index.html, as written.
     literal = re.split(r"\{\{[a-z]+\}\}", template)
     position = 0

@@ -80,6 +80,12 @@ EXPECTED_OUTPUT = {
 }
 
 
+def _root_files() -> list[str]:
+    # Coverage data files of the whole-suite run (tests/conftest.py) come and go in the
+    # root while any subprocess runs: they are the harness's, not the program's.
+    return sorted(p.name for p in ROOT.iterdir() if not p.name.startswith(".coverage"))
+
+
 def _id(page: Page) -> str:
     return page.name
 
@@ -106,7 +112,7 @@ def test_every_fence_names_a_known_language(page: Page) -> None:
 def test_the_python_blocks_run(page: Page, tmp_path: Path) -> None:
     program = tmp_path / "program.py"
     program.write_text(page.program("python"), encoding="utf-8")
-    before = sorted(path.name for path in ROOT.iterdir())
+    before = _root_files()
     result = subprocess.run(
         [sys.executable, str(program)],
         cwd=ROOT,
@@ -116,7 +122,7 @@ def test_the_python_blocks_run(page: Page, tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, f"{page.name}:\n{result.stderr[-10_000:]}"
-    assert sorted(path.name for path in ROOT.iterdir()) == before, "the program left files"
+    assert _root_files() == before, "the program left files"
     for expected in EXPECTED_OUTPUT.get(page.name, []):
         assert expected in result.stdout, f"{page.name}: {expected!r} not in\n{result.stdout}"
     # A page that writes its output as ``# -> line`` comments shows every line it prints.
@@ -130,8 +136,13 @@ def test_the_python_blocks_run(page: Page, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def pyright_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str]]]:
-    """Pyright strict over every page's programs at once: (line, message) by module name."""
+def pyright_errors(
+    tmp_path_factory: pytest.TempPathFactory, node: str
+) -> dict[str, list[tuple[int, str]]]:
+    """Pyright strict over every page's programs at once: (line, message) by module name.
+
+    ``node`` is there because pyright runs on Node.js (tests/provision.py installs it).
+    """
     folder = tmp_path_factory.mktemp("snippets")
     for page, language in TYPED:
         (folder / _module_name(page, language)).write_text(page.program(language), "utf-8")

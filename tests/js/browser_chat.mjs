@@ -1,11 +1,15 @@
 // Drives ai_chat's chat page in headless Debian Chromium through playwright-core.
 //
-//   node tests/js/browser_chat.mjs <base-url> [<chromium-path>] [store]
+//   node tests/js/browser_chat.mjs <base-url> [<chromium-path>] [page|store|token <token>]
 //
 // With "store", the server keeps conversations (create_chat_app(..., store=...)) and the
 // script checks them instead: it sends, reloads the page and reads the restored
 // conversation and the list, starts a new chat, switches back through the list,
 // continues the restored chat, and reloads again.
+//
+// With "token <token>", the server keeps conversations and requires that token: the
+// script answers the page's token form with a wrong token, then the right one, sends,
+// reloads (the tab keeps the token), and opens a second tab (which asks again).
 //
 // The page at <base-url>/ must talk to an /api/chat whose adapter answers:
 //   "Hello"             the scripted default answer (reasoning, text, a tool call) with
@@ -23,7 +27,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-const [base, executablePath = "/usr/bin/chromium", scenario = "page"] = process.argv.slice(2);
+const [base, executablePath = "/usr/bin/chromium", scenario = "page", token = ""] =
+  process.argv.slice(2);
 if (!base) {
   console.error("usage: node browser_chat.mjs <base-url> [<chromium-path>]");
   process.exit(2);
@@ -50,7 +55,9 @@ const context = await chromium.launchPersistentContext(profile, {
 });
 
 try {
-  const result = scenario === "store" ? await driveStore(context) : await drive(context);
+  const result =
+    scenario === "store" ? await driveStore(context) :
+      scenario === "token" ? await driveToken(context, token) : await drive(context);
   process.stdout.write(JSON.stringify(result) + "\n");
 } catch (error) {
   console.error(error && error.stack ? error.stack : String(error));
@@ -63,11 +70,7 @@ try {
 async function drive(context) {
   const page = context.pages()[0] || (await context.newPage());
   page.setDefaultTimeout(TIMEOUT);
-  const problems = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
-  });
-  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  const problems = watchProblems(page);
   const requests = [];
   page.on("request", (request) => {
     if (request.method() === "POST") {
@@ -183,6 +186,16 @@ async function drive(context) {
   };
 }
 
+// The console errors and warnings and the script errors of `page`, as they happen.
+function watchProblems(page) {
+  const problems = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  return problems;
+}
+
 // Types a message, sends it with Enter, and waits for the page to settle in `expected`.
 async function send(page, text, expected = "ready") {
   const answers = page.locator(".message.assistant");
@@ -242,11 +255,7 @@ async function settled(page, messages) {
 async function driveStore(context) {
   const page = context.pages()[0] || (await context.newPage());
   page.setDefaultTimeout(TIMEOUT);
-  const problems = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
-  });
-  page.on("pageerror", (error) => problems.push("page error: " + error.message));
+  const problems = watchProblems(page);
   const requests = [];
   page.on("request", (request) => {
     if (request.method() === "POST") requests.push(JSON.parse(request.postData()));
@@ -284,3 +293,67 @@ async function driveStore(context) {
 
   return { empty, sent, reloaded, fresh, second, switched, continued, requests, problems };
 }
+
+async function driveToken(context, token) {
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(TIMEOUT);
+  const problems = watchProblems(page);
+  const calls = [];
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith("/api/")) {
+      calls.push({ method: request.method(), path: url.pathname,
+        authorization: request.headers().authorization || null });
+    }
+  });
+  const form = async (which = page) => ({
+    visible: await which.isVisible("#token-form"),
+    note: await which.textContent("#token-note"),
+    status: await which.evaluate(() => document.body.dataset.status),
+  });
+
+  // 1. The page asks before it makes any request.
+  await page.goto(base + "/");
+  await page.waitForSelector("#token-form", { state: "visible" });
+  const asked = { ...(await form()), calls: calls.length };
+
+  // 2. A wrong token: the server answers 401 and the page asks again, saying so.
+  await page.fill("#token-input", "a-wrong-token-0000000000");
+  await page.click("#token-submit");
+  await page.waitForFunction(() => document.getElementById("token-note").textContent !== "");
+  const wrong = await form();
+
+  // 3. The right token: the answer streams; the token stays in this tab only.
+  await page.fill("#token-input", token);
+  await page.press("#token-input", "Enter");
+  await page.waitForSelector("#token-form", { state: "hidden" });
+  const answered = await send(page, "Hello");
+  await page.waitForFunction(() => document.querySelectorAll("#chat-links a").length === 1);
+  const kept = await page.evaluate(() => ({
+    session: sessionStorage.getItem("ai-chat-token"),
+    local: localStorage.length,
+    cookie: document.cookie,
+  }));
+
+  // 4. A reload does not ask again: the conversation comes back with the token.
+  await page.reload();
+  await settled(page, 2);
+  const reloaded = { ...(await form()), shown: await shown(page) };
+
+  // 5. Another tab asks again (sessionStorage belongs to one tab).
+  const other = await context.newPage();
+  other.setDefaultTimeout(TIMEOUT);
+  await other.goto(base + "/");
+  await other.waitForSelector("#token-form", { state: "visible" });
+  const otherTab = {
+    ...(await form(other)),
+    session: await other.evaluate(() => sessionStorage.getItem("ai-chat-token")),
+  };
+  await other.close();
+
+  const cookies = (await context.cookies(base)).map((c) => ({
+    name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite, path: c.path,
+  }));
+  return { asked, wrong, answered, kept, reloaded, otherTab, calls, cookies, problems };
+}
+

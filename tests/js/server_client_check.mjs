@@ -11,6 +11,10 @@
 //   - `message`: the assistant UIMessage `readUIMessageStream` assembled from them;
 //   - `chat`: what `AbstractChat` + `DefaultChatTransport` (the class behind useChat)
 //     ended with: status, error, messages, and the onFinish flags.
+// Every request is sent as the browser sends it from a page of the server's own origin
+// (`sameOriginFetch`): with `Sec-Fetch-Site: same-origin`, an `Origin` on a POST, and
+// the cookies the server set, so that the server's cross-site checks and visitor
+// cookies are in force, as for a real page.
 import {
   AbstractChat,
   DefaultChatTransport,
@@ -24,6 +28,30 @@ const base = process.argv[2];
 if (!base) {
   console.error("usage: node server_client_check.mjs <base-url>");
   process.exit(2);
+}
+
+// A browser's cookie jar for the one origin of these requests (cookie names are unique
+// here: every cookie is set with Path=/).
+const cookies = new Map();
+
+// fetch as a browser sends it from a page served by `base` (Node's fetch has no page, so
+// it sends neither Origin nor Sec-Fetch-Site, and keeps no cookies, by itself).
+async function sameOriginFetch(input, init = {}) {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const method = (init.method || "GET").toUpperCase();
+  const headers = new Headers(init.headers);
+  headers.set("sec-fetch-site", "same-origin");
+  if (method !== "GET" && method !== "HEAD") headers.set("origin", url.origin);
+  if (cookies.size) {
+    headers.set("cookie", Array.from(cookies, ([name, value]) => `${name}=${value}`).join("; "));
+  }
+  const response = await fetch(url, { ...init, headers });
+  for (const line of response.headers.getSetCookie()) {
+    const pair = line.split(";", 1)[0];
+    const equals = pair.indexOf("=");
+    cookies.set(pair.slice(0, equals).trim(), pair.slice(equals + 1).trim());
+  }
+  return response;
 }
 
 // A ChatState as framework bindings implement it, over plain arrays.
@@ -61,7 +89,7 @@ function newChat(path, messages = [], id = "chat-1") {
   const chat = new Chat({
     id,
     messages,
-    transport: new DefaultChatTransport({ api: base + path }),
+    transport: new DefaultChatTransport({ api: base + path, fetch: sameOriginFetch }),
     onFinish: ({ isAbort, isDisconnect, isError, finishReason }) =>
       finishes.push({ isAbort, isDisconnect, isError, finishReason: finishReason ?? null }),
     onError: (error) => errors.push(error.message),
@@ -81,7 +109,7 @@ function outcome({ chat, finishes, errors }) {
 
 // The raw route: fetch, the SDK's SSE parser and schema, then readUIMessageStream.
 async function raw(path, body) {
-  const response = await fetch(base + path, {
+  const response = await sameOriginFetch(base + path, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -182,8 +210,8 @@ results.failing = await raw("/failing", hello);
   const run = newChat("/stored/api/chat", [], "stored-1");
   await run.chat.sendMessage({ text: "Hello" });
   results.storedChat = outcome(run);
-  const listed = await (await fetch(base + "/stored/api/chats")).json();
-  const restored = await (await fetch(base + "/stored/api/chats/stored-1")).json();
+  const listed = await (await sameOriginFetch(base + "/stored/api/chats")).json();
+  const restored = await (await sameOriginFetch(base + "/stored/api/chats/stored-1")).json();
   const validation = await safeValidateUIMessages({ messages: restored.messages });
   const again = newChat("/stored/api/chat", restored.messages, "stored-1");
   await again.chat.sendMessage({ text: "Again" });
@@ -196,10 +224,10 @@ results.failing = await raw("/failing", hello);
   };
   // A user edits the first message and sends it again (sendMessage with its messageId):
   // refused until the store has branches, and the stored conversation stays as it was.
-  const before = await (await fetch(base + "/stored/api/chats/stored-1")).json();
+  const before = await (await sameOriginFetch(base + "/stored/api/chats/stored-1")).json();
   const edit = newChat("/stored/api/chat", before.messages, "stored-1");
   await edit.chat.sendMessage({ text: "Hello, edited", messageId: before.messages[0].id });
-  const after = await (await fetch(base + "/stored/api/chats/stored-1")).json();
+  const after = await (await sameOriginFetch(base + "/stored/api/chats/stored-1")).json();
   results.edited = { chat: outcome(edit), before: before.messages, after: after.messages };
 }
 

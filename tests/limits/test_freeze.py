@@ -150,6 +150,7 @@ def mutate_everything(value: object) -> None:
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(json_values)
 def test_freeze_equals_json_round_trip_of_input(value: JSONIn) -> None:
@@ -180,6 +181,7 @@ def test_result_is_immutable_all_the_way_down(value: JSONIn) -> None:
     assert_deeply_frozen(freeze_json(value))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(json_values)
 def test_input_is_not_mutated(value: JSONIn) -> None:
@@ -190,6 +192,7 @@ def test_input_is_not_mutated(value: JSONIn) -> None:
     assert json.dumps(value) == before_text  # also catches list -> tuple, order changes
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(json_values)
 def test_input_is_not_retained(value: JSONIn) -> None:

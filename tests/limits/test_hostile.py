@@ -1,12 +1,19 @@
-"""Hostile inputs: the walk is iterative, stops early, and never copies what it rejects."""
+"""Hostile inputs: the walk is iterative, stops early, and never copies what it rejects.
+
+"Stops early" is measured in operations, not seconds: a profiler counts the Python and C
+calls the walk makes, and a budget far below the input's size (or, where the input is
+astronomically large, a small multiple of the limit) separates stopping at the limit from
+walking the input. Clock-based bounds flake on a loaded machine; a count does not.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-import time
+import sys
 import tracemalloc
 from collections.abc import Callable
+from types import FrameType
 from typing import cast
 
 import pytest
@@ -54,26 +61,63 @@ def _peak_while_failing(fn: Callable[[], object]) -> tuple[LimitExceededError, i
     return error, peak
 
 
+class _OverBudget(Exception):
+    """Raised inside the walk when it makes more calls than the test allows."""
+
+
+def _raises_limit_within(budget: int, fn: Callable[[], object]) -> LimitExceededError:
+    """Run `fn`, which must raise LimitExceededError within `budget` profiler events.
+
+    Every call and return, Python or C, is one event. An over-budget walk is stopped where
+    it is (the profiler raises inside it), so a walk that would never end fails at once.
+    """
+    steps = 0
+
+    def count(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal steps
+        steps += 1
+        if steps > budget:
+            raise _OverBudget(f"the walk made more than {budget:,} calls")
+
+    error: LimitExceededError | None = None
+    previous = sys.getprofile()
+    sys.setprofile(count)
+    try:
+        try:
+            fn()
+        except LimitExceededError as exc:
+            error = exc
+        # A profiler that raised (a RecursionError in it, say) would have been removed,
+        # and the count would stop: it must still be ours.
+        still_counting = sys.getprofile() is count
+    finally:
+        sys.setprofile(previous)
+    assert still_counting, "the profiler was removed during the walk"
+    assert error is not None, "no LimitExceededError was raised"
+    return error
+
+
 # --------------------------------------------------------------------------------------
 # Depth
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("build", "step"), [(_deep_list, "[0]"), (_deep_dict, ".a")], ids=["list", "dict"]
 )
 def test_million_deep_nesting_hits_max_depth(build: Callable[[int], object], step: str) -> None:
     value = build(1_000_000)
     for fn in (freeze_json, json_size):
-        started = time.perf_counter()
-        error = _raises_limit(lambda: fn(value))  # noqa: B023 - called immediately
-        assert time.perf_counter() - started < 1.0
+        # About 2,500 calls: the walk goes 64 levels down, not a million.
+        error = _raises_limit_within(100_000, lambda: fn(value))  # noqa: B023 - called now
         assert error.limit == "max_depth"
         assert error.limit_value == 64
         assert error.observed == 65
         assert error.path == "$" + step * 64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("build", "step"), [(_deep_list, "[0]"), (_deep_dict, ".a")], ids=["list", "dict"]
 )
@@ -89,6 +133,7 @@ def test_million_deep_nesting_at_the_largest_depth_limit(
     assert error.path == "$" + step * 100_000
 
 
+@pytest.mark.slow
 def test_hundred_thousand_deep_value_is_accepted_without_recursion() -> None:
     # A recursive walk (in Python or C) would raise RecursionError long before this depth.
     depth = 100_000
@@ -191,9 +236,9 @@ def _laughs_dict(levels: int, leaf: object = "lol") -> object:
 def test_billion_laughs_hits_max_values_quickly(build: Callable[[int], object]) -> None:
     value = build(40)  # 2**41 - 1 values, 41 deep
     for fn in (freeze_json, json_size):
-        started = time.perf_counter()
-        error = _raises_limit(lambda: fn(value))  # noqa: B023 - called immediately
-        assert time.perf_counter() - started < 2.0
+        # About 20 calls per value up to the limit of 10,000 (some 220,000 in all); a walk
+        # past the limit would go on for 2**41 values.
+        error = _raises_limit_within(1_000_000, lambda: fn(value))  # noqa: B023 - called now
         assert error.limit == "max_values"
         assert error.limit_value == 10_000
         assert error.observed == 10_001
@@ -203,9 +248,8 @@ def test_billion_laughs_hits_max_values_quickly(build: Callable[[int], object]) 
 def test_billion_laughs_hits_max_chars_when_values_are_allowed() -> None:
     value = _laughs_list(40, leaf="x" * 1_000)
     limits = JSONLimits(max_values=100_000_000)
-    started = time.perf_counter()
-    error = _raises_limit(lambda: freeze_json(value, limits))
-    assert time.perf_counter() - started < 2.0
+    # About 43,000 calls: the text passes a million characters after some 1,000 leaves.
+    error = _raises_limit_within(1_000_000, lambda: freeze_json(value, limits))
     assert error.limit == "max_chars"
     assert error.limit_value == 1_000_000
     assert _PATH.match(error.path), error.path
@@ -268,9 +312,9 @@ def test_escape_expansion_counts_against_max_chars_at_top_level() -> None:
 def test_dict_with_100_000_keys_hits_max_values() -> None:
     value = {f"k{i}": i for i in range(100_000)}
     for fn in (freeze_json, json_size):
-        started = time.perf_counter()
-        error = _raises_limit(lambda: fn(value))  # noqa: B023 - called immediately
-        assert time.perf_counter() - started < 1.0
+        # A few dozen calls: the key count alone is over the limit. Walking the keys would
+        # take at least two calls each (200,000).
+        error = _raises_limit_within(10_000, lambda: fn(value))  # noqa: B023 - called now
         assert error.limit == "max_values"
         assert error.limit_value == 10_000
         assert error.observed == 10_001
@@ -279,9 +323,8 @@ def test_dict_with_100_000_keys_hits_max_values() -> None:
 
 def test_list_with_a_million_items_hits_max_values_without_walking_it() -> None:
     value = [0] * 1_000_000
-    started = time.perf_counter()
-    error = _raises_limit(lambda: freeze_json(value))
-    assert time.perf_counter() - started < 1.0
+    # A few dozen calls; walking the items would take at least two calls each.
+    error = _raises_limit_within(100_000, lambda: freeze_json(value))
     assert (error.limit, error.path, error.observed) == ("max_values", "$[9999]", 10_001)
 
 

@@ -381,6 +381,7 @@ def test_cycle_through_a_long_string_reported_as_cycle_not_max_chars() -> None:
     _assert_cycle(loop, "$[1]")
 
 
+@pytest.mark.slow
 def test_cycle_with_the_largest_allowed_depth() -> None:
     loop: list[object] = []
     loop.append(loop)

@@ -83,6 +83,7 @@ def run_fast(value: Any, chosen: JSONLimits) -> tuple[Any, int] | None:
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, derandomize=True)
 @given(value=values, chosen=limits)
 def test_fast_walk_never_accepts_what_the_careful_walk_rejects(
@@ -99,6 +100,7 @@ def test_fast_walk_never_accepts_what_the_careful_walk_rejects(
         assert json.dumps(fast[0]) == json.dumps(careful[0])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     value=st.recursive(

@@ -132,12 +132,13 @@ async def call_asgi(
     headers: Sequence[tuple[str, str]] = (("content-type", "application/json"),),
     disconnect: anyio.Event | None = None,
     on_body: Callable[[ASGIResult], None] | None = None,
+    server: tuple[str, int] = ("127.0.0.1", 8000),
 ) -> ASGIResult:
     """Call ``app`` once as an HTTP/1.1 server would (ASGI spec 2.3, like uvicorn).
 
     ``receive`` delivers ``body`` in one message, then blocks until ``disconnect`` is set
     (forever without one) and reports ``http.disconnect``. ``on_body`` runs after each
-    body message the app sends.
+    body message the app sends. ``server`` is the address the connection came in on.
     """
     result = ASGIResult()
     delivered = False
@@ -180,7 +181,7 @@ async def call_asgi(
         "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
         + [(b"content-length", str(len(body)).encode())],
         "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
+        "server": server,
         "state": {},
     }
     await app(scope, receive, send)

@@ -262,7 +262,11 @@ async def test_a_body_over_the_limit_is_refused_with_413() -> None:
         assert declared.status_code == 413
         with anyio.fail_after(HANG_GUARD):
             async with httpx.AsyncClient() as client:
-                streamed = await client.post(url + "/api/chat", content=chunked())
+                streamed = await client.post(
+                    url + "/api/chat",
+                    content=chunked(),
+                    headers={"content-type": "application/json"},
+                )
         assert (await post(url, small)).status_code == 200
     assert streamed.status_code == 413
     for response in (declared, streamed):

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_server_example_answers_on_every_route() -> None:
     result = subprocess.run(
         [sys.executable, "examples/server_app.py", "--smoke"],

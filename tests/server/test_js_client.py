@@ -5,7 +5,6 @@ schema, ``readUIMessageStream`` and ``AbstractChat`` + ``DefaultChatTransport``.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -25,14 +24,6 @@ from .harness import running
 from .scripts import EVERY_CHUNK, EVERY_EVENT, USAGE
 
 JS = Path(__file__).resolve().parents[1] / "js"
-
-
-def node_modules() -> None:
-    """Install the pinned npm packages when they are missing (never skip)."""
-    if not (JS / "node_modules" / "ai" / "package.json").exists():
-        npm = shutil.which("npm")
-        assert npm is not None, "npm is needed for the AI SDK conformance tests"
-        subprocess.run([npm, "ci", "--prefix", str(JS)], check=True, timeout=600)
 
 
 class Failing:
@@ -64,10 +55,7 @@ class Continues:
 
 
 @pytest.fixture(scope="module")
-def sdk_results() -> dict[str, Any]:
-    node_modules()
-    node = shutil.which("node")
-    assert node is not None, "node is needed for the AI SDK conformance tests"
+def sdk_results(node: str, node_modules: Path) -> dict[str, Any]:
     app = Starlette(
         routes=[
             Route("/every", chat_endpoint(ScriptedAdapter(EVERY_EVENT)), methods=["POST"]),

@@ -16,10 +16,11 @@ import anyio
 import psycopg
 import psycopg.conninfo
 import pytest
+from starlette.applications import Starlette
 from starlette.requests import Request
 from store.postgres_server import throwaway_postgres
 
-from ai_chat import AbortSignal, ConfigurationError
+from ai_chat import AbortSignal, AIChatAdapter, ConfigurationError
 from ai_chat.adapters import ScriptedAdapter
 from ai_chat.server import convert_ui_messages, create_chat_app
 from ai_chat.server._response import ANSWER_NOT_SAVED
@@ -39,6 +40,7 @@ from .test_js_client import EXPECTED_MESSAGE
 pytestmark = pytest.mark.anyio
 
 DSN_VARIABLE = "AI_CHAT_TEST_POSTGRES_DSN"
+ANY_NOT_FOUND = {"error": {"type": "not_found", "message": "no conversation with this id"}}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,9 @@ def postgres_url() -> Iterator[str]:
         yield dsn
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(
+    params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.needs("postgresql"))]
+)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ConversationStore]:
     kind = cast(str, request.param)
     if kind == "memory":
@@ -75,6 +79,16 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
             server = cast(str, request.getfixturevalue("postgres_url"))
             with psycopg.connect(server, autocommit=True) as conn:
                 conn.execute(f'DROP SCHEMA "{schema}" CASCADE'.encode())
+
+
+def app_of(adapter: AIChatAdapter, store: ConversationStore, **options: Any) -> Starlette:
+    """The app over ``store``, whose subject is the ``x-ai-chat-subject`` header.
+
+    These tests are about what is stored for whom, so each request names its subject with
+    the development header, switched on explicitly here (the default, a signed visitor
+    cookie, and its attacks are tested in test_security.py).
+    """
+    return create_chat_app(adapter, store=store, subject_header=True, **options)
 
 
 def user(message_id: str, text: str) -> dict[str, Any]:
@@ -156,7 +170,7 @@ async def test_the_user_message_is_stored_before_the_adapter_runs(
     store: ConversationStore,
 ) -> None:
     adapter = Peeking(store)
-    app = create_chat_app(adapter, store=store)
+    app = app_of(adapter, store)
     result = await post(app, body([user("u1", "Hello")]))
     assert result.status == 200
     assert adapter.seen == [["u1"]]
@@ -179,7 +193,7 @@ async def test_the_user_message_is_stored_before_the_adapter_runs(
 async def test_a_failed_answer_is_not_stored_but_the_user_message_is(
     store: ConversationStore,
 ) -> None:
-    app = create_chat_app(Peeking(store, fail=True), store=store)
+    app = app_of(Peeking(store, fail=True), store)
     result = await post(app, body([user("u1", "Hello")]))
     chunks = sse_chunks(result.body.decode())
     assert chunks[-1]["type"] == "error"
@@ -188,7 +202,7 @@ async def test_a_failed_answer_is_not_stored_but_the_user_message_is(
 
 async def test_an_aborted_answer_is_not_stored(store: ConversationStore) -> None:
     adapter = Recorder()
-    app = create_chat_app(adapter, store=store)
+    app = app_of(adapter, store)
     disconnect = anyio.Event()
 
     def on_body(result: ASGIResult) -> None:
@@ -203,7 +217,7 @@ async def test_an_aborted_answer_is_not_stored(store: ConversationStore) -> None
 async def test_every_event_is_stored_as_the_ai_sdk_client_built_it(
     store: ConversationStore,
 ) -> None:
-    app = create_chat_app(ScriptedAdapter(EVERY_EVENT), store=store)
+    app = app_of(ScriptedAdapter(EVERY_EVENT), store)
     result = await post(app, body([user("u1", "Hello")]))
     chunks = sse_chunks(result.body.decode())
     assert chunks[-1]["type"] == "finish"
@@ -225,7 +239,7 @@ async def test_every_event_is_stored_as_the_ai_sdk_client_built_it(
 
 async def test_a_retry_of_the_same_request_stores_nothing_twice(store: ConversationStore) -> None:
     adapter = Peeking(store)
-    app = create_chat_app(adapter, store=store)
+    app = app_of(adapter, store)
     first = await post(app, body([user("u1", "Hello")]))
     again = await post(app, body([user("u1", "Hello")]))
     assert first.status == again.status == 200
@@ -239,7 +253,7 @@ async def test_a_retry_of_the_same_request_stores_nothing_twice(store: Conversat
 
 
 async def test_the_next_turn_appends_only_the_new_message(store: ConversationStore) -> None:
-    app = create_chat_app(ScriptedAdapter(), store=store)
+    app = app_of(ScriptedAdapter(), store)
     await post(app, body([user("u1", "Hello")]))
     status, restored = await get(app, "/api/chats/chat-1")
     assert status == 200
@@ -253,7 +267,7 @@ async def test_the_next_turn_appends_only_the_new_message(store: ConversationSto
 async def test_another_subjects_conversation_is_refused_and_never_shown(
     store: ConversationStore,
 ) -> None:
-    app = create_chat_app(ScriptedAdapter(), store=store)
+    app = app_of(ScriptedAdapter(), store)
     assert (await post(app, body([user("u1", "Secret")]))).status == 200
     refused = await post(app, body([user("u2", "Let me in")]), subject="mallory")
     assert refused.status == 403
@@ -270,8 +284,8 @@ async def test_another_subjects_conversation_is_refused_and_never_shown(
 
 
 async def test_another_context_is_another_conversation_space(store: ConversationStore) -> None:
-    support = create_chat_app(ScriptedAdapter(), store=store, context="support")
-    sales = create_chat_app(ScriptedAdapter(), store=store, context="sales")
+    support = app_of(ScriptedAdapter(), store, context="support")
+    sales = app_of(ScriptedAdapter(), store, context="sales")
     assert (await post(support, body([user("u1", "Hi")]))).status == 200
     assert (await post(sales, body([user("u1", "Hi")]))).status == 403
     assert (await get(sales, "/api/chats/chat-1"))[0] == 404
@@ -279,7 +293,7 @@ async def test_another_context_is_another_conversation_space(store: Conversation
 
 
 async def test_list_and_restore_round_trip(store: ConversationStore) -> None:
-    app = create_chat_app(ScriptedAdapter(EVERY_EVENT), store=store)
+    app = app_of(ScriptedAdapter(EVERY_EVENT), store)
     await post(app, body([user("u1", "First question")], chat_id="chat-a"))
     await post(app, body([user("u1", "Second question\nwith two lines")], chat_id="chat-b"))
     status, listed = await get(app, "/api/chats")
@@ -306,7 +320,7 @@ async def test_list_and_restore_round_trip(store: ConversationStore) -> None:
 async def test_regenerate_appends_a_new_answer_that_replaces_the_old_one(
     store: ConversationStore,
 ) -> None:
-    app = create_chat_app(ScriptedAdapter(), store=store)
+    app = app_of(ScriptedAdapter(), store)
     await post(app, body([user("u1", "Hello")]))
     _, restored = await get(app, "/api/chats/chat-1")
     old_answer = restored["messages"][1]["id"]
@@ -323,7 +337,7 @@ async def test_regenerate_appends_a_new_answer_that_replaces_the_old_one(
 async def test_continuing_an_answer_after_a_client_side_tool_result(
     store: ConversationStore,
 ) -> None:
-    app = create_chat_app(ScriptedAdapter(), store=store)  # ends with a tool call
+    app = app_of(ScriptedAdapter(), store)  # ends with a tool call
     await post(app, body([user("u1", "Hello")]))
     _, restored = await get(app, "/api/chats/chat-1")
     answer = restored["messages"][1]
@@ -361,7 +375,7 @@ async def test_editing_a_sent_message_is_refused_until_the_store_has_branches(
     store: ConversationStore,
 ) -> None:
     adapter = Peeking(store)
-    app = create_chat_app(adapter, store=store)
+    app = app_of(adapter, store)
     second = 'u2 "quoted" \u2713'
     assert (await post(app, body([user("u1", "Hello")]))).status == 200
     _, restored = await get(app, "/api/chats/chat-1")
@@ -386,7 +400,7 @@ async def test_editing_a_sent_message_is_refused_until_the_store_has_branches(
 
 
 async def test_a_request_without_a_chat_id_is_refused(store: ConversationStore) -> None:
-    app = create_chat_app(ScriptedAdapter(), store=store)
+    app = app_of(ScriptedAdapter(), store)
     result = await post(app, body([user("u1", "Hello")], chat_id=None))
     assert result.status == 422
     assert "id" in json.loads(result.body)["error"]["message"]
@@ -406,7 +420,7 @@ async def test_an_answer_that_cannot_be_saved_ends_with_an_error_chunk(
             await store.aclose()  # the store goes away before the answer is saved
             yield {"type": "finish", "finishReason": "stop"}
 
-    app = create_chat_app(ClosesTheStore(), store=store)
+    app = app_of(ClosesTheStore(), store)
     result = await post(app, body([user("u1", "Hello")]))
     chunks = sse_chunks(result.body.decode())
     assert chunks[-2]["type"] == "finish"
@@ -419,7 +433,7 @@ async def test_an_async_subject_callback_decides_the_owner(store: ConversationSt
         token = request.headers.get("authorization", "")
         return {"Bearer t-alice": "alice", "Bearer t-bob": "bob"}.get(token, "")
 
-    app = create_chat_app(ScriptedAdapter(), store=store, subject=from_token)
+    app = create_chat_app(ScriptedAdapter(), store=store, auth=from_token)
     alice = [("content-type", "application/json"), ("authorization", "Bearer t-alice")]
     with anyio.fail_after(HANG_GUARD):
         ok = await call_asgi(app, body([user("u1", "Hi")]), headers=alice)
@@ -436,16 +450,24 @@ async def test_an_async_subject_callback_decides_the_owner(store: ConversationSt
     assert conversation is not None and conversation.subject_id == "alice"
 
 
-async def test_without_the_header_the_subject_is_anonymous(store: ConversationStore) -> None:
+async def test_the_subject_header_means_nothing_unless_switched_on(
+    store: ConversationStore,
+) -> None:
     app = create_chat_app(ScriptedAdapter(), store=store)
-    assert (await post(app, body([user("u1", "Hi")]), subject=None)).status == 200
-    assert len((await get(app, "/api/chats", subject=None))[1]["chats"]) == 1
-    assert (await get(app, "/api/chats", subject="anonymous"))[1]["chats"][0]["id"] == "chat-1"
-    assert (await get(app, "/api/chats", subject="alice"))[1]["chats"] == []
+    assert (await post(app, body([user("u1", "Hi")]), subject="alice")).status == 200
+    conversation = await store.find_by_id("chat-1")
+    assert conversation is not None and conversation.subject_id.startswith("visitor:")
+    assert await get(app, "/api/chats", subject="alice") == (200, {"chats": []})
+    # Switched on, a request without the header is a visitor of its own: no one shares
+    # a subject such as "anonymous" any more.
+    dev = app_of(ScriptedAdapter(), store, context="dev")
+    assert (await post(dev, body([user("u1", "Hi")], chat_id="chat-2"), subject=None)).status == 200
+    assert await get(dev, "/api/chats", subject=None) == (200, {"chats": []})
+    assert await get(dev, "/api/chats/chat-2", subject=None) == (404, ANY_NOT_FOUND)
 
 
 async def test_rating_a_conversation(store: ConversationStore) -> None:
-    app = create_chat_app(ScriptedAdapter(), store=store)
+    app = app_of(ScriptedAdapter(), store)
     await post(app, body([user("u1", "Hi")]))
 
     async def rate(payload: object, subject: str = "alice") -> tuple[int, Any]:
@@ -470,7 +492,7 @@ async def test_rating_a_conversation(store: ConversationStore) -> None:
             app,
             b"[" * 5000,
             path="/api/chats/chat-1/rating",
-            headers=[("x-ai-chat-subject", "alice")],
+            headers=[("content-type", "application/json"), ("x-ai-chat-subject", "alice")],
         )
     assert deep.status == 400
     listed = (await get(app, "/api/chats"))[1]["chats"]
@@ -489,7 +511,7 @@ def test_bad_store_settings_are_configuration_errors() -> None:
         create_chat_app(ScriptedAdapter(), store=cast(Any, object()))
     with pytest.raises(ConfigurationError, match="context"):
         create_chat_app(ScriptedAdapter(), store=MemoryConversationStore(), context="")
-    with pytest.raises(ConfigurationError, match="subject"):
-        create_chat_app(ScriptedAdapter(), store=MemoryConversationStore(), subject=cast(Any, 1))
+    with pytest.raises(ConfigurationError, match="auth"):
+        create_chat_app(ScriptedAdapter(), store=MemoryConversationStore(), auth=cast(Any, 1))
     with pytest.raises(ConfigurationError, match="chats_path"):
         create_chat_app(ScriptedAdapter(), chats_path="/api/chat")

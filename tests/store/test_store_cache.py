@@ -41,7 +41,7 @@ def _message(message_id: str, text: str = "hello") -> dict[str, Any]:
     return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.needs("postgresql"))])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """How to open a store over one database, and how to run SQL on it directly."""
     if request.param == "sqlite":

@@ -183,6 +183,7 @@ async def test_a_newer_schema_is_refused(postgres_dsn: str) -> None:
         await store.find_latest("ctx", "subj")
 
 
+@pytest.mark.slow
 async def test_an_unreachable_server_is_a_store_error(tmp_path: object) -> None:
     store = PostgresConversationStore(
         f"host={tmp_path} port=1 dbname=none connect_timeout=1", open_timeout=1

@@ -9,10 +9,13 @@ bounded SSE decoder and closes it itself on every way out. Those are private SDK
 methods, all called through :mod:`._sdk_shim`.
 
 The response must be an ``httpx2`` one, which the adapter can read on any anyio backend
-and close: the SDK's aiohttp transport (used whenever aiohttp is importable) and its
-default per-event-loop httpx2 pool both run on asyncio only. A client the adapter creates
-gets an ``httpx2.AsyncClient`` of the adapter's own; a caller's client must have been
-given one (``http_options=types.HttpOptions(httpx_async_client=httpx2.AsyncClient())``).
+and close. A caller's client whose async transport is an httpx2 client is used as it is.
+The SDK's default transports (aiohttp whenever it is importable, else a per-event-loop
+httpx2 pool) run on asyncio only, so with those the adapter sends through an
+``httpx2.AsyncClient`` of its own, built as the SDK built its transport, through a copy of
+the caller's API client: the caller's configuration and credentials, the adapter's
+connections, which :meth:`GeminiChatAdapter.aclose` closes. A client the adapter creates
+gets httpx2 clients of the adapter's own.
 """
 
 from __future__ import annotations
@@ -37,7 +40,16 @@ from .._base.sdk import Opening, Provider, check_defaults, check_model, stream_a
 from ._errors import TRANSLATED, provider_error
 from ._events import GenerateContentMapper
 from ._request import PROVIDER, generate_content_body
-from ._sdk_shim import api_client, build_request, client_arguments, model_path, send
+from ._sdk_shim import (
+    api_client,
+    borrow,
+    build_request,
+    client_arguments,
+    fresh_credentials,
+    model_path,
+    send,
+    transport_arguments,
+)
 
 __all__ = ["GeminiChatAdapter"]
 
@@ -61,10 +73,17 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
     one up (``gemini-call-...``), which is not sent back; an id the API did issue is.
 
     Args:
-        client: a ``google.genai.Client``. It stays the caller's: the adapter never closes
-            it. Its async transport must be httpx2 (``http_options=types.HttpOptions(
-            httpx_async_client=httpx2.AsyncClient())``), so that the adapter can read and
-            close the response on any anyio backend. With ``None`` the adapter creates
+        client: a ``google.genai.Client``, built however the SDK allows (the Gemini API or
+            Vertex AI, an API key or Google credentials, ``http_options`` with a base URL,
+            API version, headers, timeout, retries). It stays the caller's: the adapter
+            never closes it, and it stays usable. When its async transport is an httpx2
+            client (``http_options=types.HttpOptions(httpx_async_client=
+            httpx2.AsyncClient())``), requests go through it. The SDK's own transports
+            (aiohttp, or its per-event-loop httpx2 pool) run on asyncio only, so then the
+            adapter sends through an ``httpx2.AsyncClient`` of its own built from the
+            client's settings (its TLS context and ``async_client_args``; the rest of the
+            configuration is the client's own), whose connections :meth:`aclose` closes.
+            With ``None`` the adapter creates
             ``genai.Client(**settings)`` with httpx2 clients of its own (built as the SDK
             builds its, from ``http_options.client_args`` / ``async_client_args``); the
             SDK reads
@@ -85,8 +104,10 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
 
     Raises:
         ConfigurationError: an argument is invalid, settings were given with a client, the
-            SDK refused the settings or found no credentials, or a caller's client does
-            not use an httpx2 transport.
+            SDK refused the settings or found no credentials, or a caller's client sends
+            through a transport of the caller's the adapter can neither read on any
+            backend nor rebuild (an aiohttp session or an httpx client of their own, or
+            ``async_client_args`` an httpx2 client cannot take).
 
     The stream raises :class:`~ai_chat.ValidationError` (naming the JSON path) before any
     request for input the Gemini API cannot express, :class:`~ai_chat.ProviderError` when
@@ -95,8 +116,10 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
     answer is cut off before a ``finishReason``, and passes the SSE decoder's
     :class:`~ai_chat.StreamFormatError` and :class:`~ai_chat.LimitExceededError` on.
     However the stream stops, the HTTP response is closed at once. Vertex AI with Google
-    credentials (rather than an API key) refreshes its token through google-auth's
-    asyncio code, so it runs on asyncio only.
+    credentials (rather than an API key) works on trio too: the adapter loads the
+    application default credentials and refreshes an expired token in a worker thread
+    before the SDK, whose own refresh runs on asyncio only, would; a failed refresh is a
+    :class:`~ai_chat.ProviderError`.
     """
 
     provider: ClassVar[str] = PROVIDER
@@ -123,10 +146,18 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
             client, genai.Client, lambda: self._create(settings), self._close, settings=settings
         )
         self._api = api_client(self._client)
+        # Set when the client's own async transport cannot serve the adapter: the
+        # arguments of the adapter's httpx2 client, which is made now (so that arguments
+        # it refuses fail here) and again on the first stream after aclose().
+        self._transport = transport_arguments(self._api)
+        self._borrowed: tuple[httpx2.AsyncClient, Any] | None = None
+        if self._transport is not None:
+            self._borrowed = self._borrow(self._transport)
 
     def __repr__(self) -> str:
         owner = "owned" if self._owns_client else "caller's"
-        return f"GeminiChatAdapter(model={self._model!r}, {owner} client)"
+        transport = ", adapter's transport" if self._transport is not None else ""
+        return f"GeminiChatAdapter(model={self._model!r}, {owner} client{transport})"
 
     @property
     def model(self) -> str:
@@ -138,6 +169,38 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
     ) -> AsyncIterator[Mapping[str, object]]:
         """Stream one answer to ``request`` (see the class docstring for what it raises)."""
         return stream_answer(_GEMINI, self._defaults, self._open, request)
+
+    async def aclose(self) -> None:
+        """Close what the adapter holds: the client if it created it, and the httpx2
+        client it sends a caller's client's requests through, if any (a later stream
+        opens a new one). A caller's client is left open, and usable. Idempotent; the
+        connections are released even when this is cancelled."""
+        borrowed, self._borrowed = self._borrowed, None
+        try:
+            if borrowed is not None:
+                with anyio.move_on_after(CLOSE_SECONDS, shield=True):
+                    await borrowed[0].aclose()
+        finally:
+            await super().aclose()
+
+    def _borrow(self, arguments: Mapping[str, Any]) -> tuple[httpx2.AsyncClient, Any]:
+        try:
+            return borrow(self._api, arguments)
+        except (TypeError, ValueError, OSError) as exc:
+            raise ConfigurationError(
+                "http_options.async_client_args",
+                arguments,
+                f"arguments an httpx2.AsyncClient accepts ({exc})",
+            ) from exc
+
+    def _sender(self) -> Any:
+        """The API client requests go through: the client's own, or the adapter's copy
+        of it on the adapter's httpx2 client."""
+        if self._transport is None:
+            return self._api
+        if self._borrowed is None:
+            self._borrowed = self._borrow(self._transport)
+        return self._borrowed[1]
 
     async def _close(self, client: genai.Client) -> None:
         """Close an owned client: the SDK closes the transports it made, the adapter its
@@ -208,7 +271,7 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
 
     def _open(self, request: ChatRequest, parameters: Mapping[str, object]) -> Opening:
         model, body = generate_content_body(request, model=self._model, parameters=parameters)
-        api = self._api
+        api = self._sender()
         try:
             path = f"{model_path(api, model)}:streamGenerateContent?alt=sse"
         except ValueError as exc:
@@ -227,6 +290,7 @@ class GeminiChatAdapter(ClientAdapter[genai.Client]):
 @asynccontextmanager
 async def _send(api: Any, http_request: Any) -> AsyncGenerator[httpx2.Response]:
     """Send through the SDK (auth, retries, status check); yield the open response."""
+    await fresh_credentials(api)
     http = await send(api, http_request)
     try:
         yield http

@@ -18,6 +18,13 @@ const CHATS = document.querySelector('meta[name="ai-chat-chats"]').content;
 const chatList = document.getElementById("chats");
 const chatLinks = document.getElementById("chat-links");
 const newChatButton = document.getElementById("new-chat");
+const TOKEN_REQUIRED = document.querySelector('meta[name="ai-chat-token"]').content === "required";
+const TOKEN_KEY = "ai-chat-token";
+const tokenForm = document.getElementById("token-form");
+const tokenInput = document.getElementById("token-input");
+const tokenNote = document.getElementById("token-note");
+let tokenWaiters = [];
+let tokenInMemory = null;  // when sessionStorage is unavailable (a sandboxed page)
 let chatId = idFromHash() || newId();
 const hasStore = CHATS !== "";
 const messages = [];  // the conversation as UIMessage[]; the whole history goes with each turn
@@ -36,6 +43,58 @@ function idFromHash() {
     return null;
   }
 }
+
+// The server's token: asked for once, kept for this tab only (sessionStorage), never in a
+// cookie, so that no other site's request can carry it.
+function storedToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) || tokenInMemory;
+  } catch {
+    return tokenInMemory;
+  }
+}
+
+function keepToken(token) {
+  tokenInMemory = token;
+  try {
+    if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+    else sessionStorage.setItem(TOKEN_KEY, token);
+  } catch { /* kept in memory for this page */ }
+}
+
+function withToken(headers) {
+  const token = storedToken();
+  if (token) headers.authorization = "Bearer " + token;
+  return headers;
+}
+
+// Shows the token form; resolves once a token was entered.
+function askToken(note) {
+  tokenNote.textContent = note || "";
+  tokenForm.hidden = false;
+  tokenInput.focus();
+  return new Promise((resolve) => tokenWaiters.push(resolve));
+}
+
+function refused(response) {
+  if (response.status !== 401) return;
+  keepToken(null);
+  askToken("The server did not accept the token: enter it again.");
+}
+
+tokenForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const token = tokenInput.value.trim();
+  if (!token) return;
+  keepToken(token);
+  tokenInput.value = "";
+  tokenNote.textContent = "";
+  tokenForm.hidden = true;
+  const waiters = tokenWaiters;
+  tokenWaiters = [];
+  for (const resolve of waiters) resolve();
+  input.focus();
+});
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -495,11 +554,12 @@ async function send(text) {
   try {
     const response = await fetch(API, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: withToken({ "content-type": "application/json" }),
       body: JSON.stringify({ id: chatId, messages, trigger: "submit-message" }),
       signal: request.signal,
     });
     if (!response.ok) {
+      refused(response);
       const detail = await errorBody(response);
       throw new Error("HTTP " + response.status + (detail ? ": " + detail : ""));
     }
@@ -584,8 +644,11 @@ function showMessage(message) {
 }
 
 async function getJSON(url) {
-  const response = await fetch(url, { headers: { accept: "application/json" } });
-  if (!response.ok) return { status: response.status, body: null };
+  const response = await fetch(url, { headers: withToken({ accept: "application/json" }) });
+  if (!response.ok) {
+    refused(response);
+    return { status: response.status, body: null };
+  }
   return { status: response.status, body: await response.json() };
 }
 
@@ -653,6 +716,10 @@ window.addEventListener("hashchange", () => {
 
 async function start() {
   setBusy(false);
+  if (TOKEN_REQUIRED && !storedToken()) {
+    setStatus("token", "waiting for the token");
+    await askToken();
+  }
   if (hasStore) {
     chatList.hidden = false;
     await listChats();

@@ -43,6 +43,7 @@ __all__ = [
     "ServeAdapter",
     "ServedConformance",
     "StreamChecks",
+    "close_adapter",
     "collect",
     "failure_with",
     "finish_of",
@@ -120,6 +121,14 @@ async def failure_with(
     return error, events, server
 
 
+async def close_adapter(adapter: AIChatAdapter) -> None:
+    """``adapter.aclose()``, when it has one: what it holds besides a caller's client (a
+    transport of its own) is released before the test's event loop ends."""
+    aclose = getattr(adapter, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 # --- reading events -------------------------------------------------------------------------
 
 
@@ -176,6 +185,7 @@ async def run_example(
 # --- suites every SDK adapter passes --------------------------------------------------------
 
 
+@pytest.mark.slow  # each test starts an interpreter that imports the SDK
 class SDKImports:
     """The SDK is imported by the adapter's module only, and its absence names the extra.
 
@@ -326,15 +336,22 @@ class ServedConformance(AdapterConformance):
     async def adapter(self, server: FakeServer) -> AsyncGenerator[AIChatAdapter]:
         async with self.client(server) as client:
             adapter = self.make_adapter(client, server, slow=False)
-            # One request up front, so the pooled keep-alive connection (and the server
-            # task that serves it) exists before the kit counts tasks.
-            await collect(adapter)
-            yield adapter
+            try:
+                # One request up front, so the pooled keep-alive connection (and the server
+                # task that serves it) exists before the kit counts tasks.
+                await collect(adapter)
+                yield adapter
+            finally:
+                await close_adapter(adapter)
 
     @pytest.fixture
     async def slow_adapter(self, server: FakeServer) -> AsyncGenerator[AIChatAdapter]:
         async with self.client(server) as client:
-            yield self.make_adapter(client, server, slow=True)
+            adapter = self.make_adapter(client, server, slow=True)
+            try:
+                yield adapter
+            finally:
+                await close_adapter(adapter)
 
     async def assert_released(self, adapter: AIChatAdapter) -> None:
         await released(self._server)

@@ -1024,6 +1024,7 @@ class TestAnthropicConformance(ServedConformance):
 # --- the example ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_example_streams_from_a_base_url() -> None:
     # Run once rather than per backend: importing the SDK in the subprocess takes
     # seconds. The fake server runs on asyncio here, the example on trio.

@@ -501,6 +501,7 @@ _CHUNK = st.builds(
 _ERROR_CHUNK: dict[str, Any] = {"error": {"code": 500, "status": "INTERNAL"}}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_CHUNK | st.just(_ERROR_CHUNK), max_size=6))
 def test_any_chunk_sequence_maps_to_a_valid_event_sequence(chunks: list[dict[str, Any]]) -> None:
@@ -1170,18 +1171,6 @@ def test_the_owned_client_reads_the_environment(monkeypatch: pytest.MonkeyPatch)
     assert api.get_read_only_http_options()["base_url"].startswith("http://127.0.0.1:9")
 
 
-def test_a_client_on_an_asyncio_only_transport_is_refused() -> None:
-    # The SDK's default transport: aiohttp when it is importable, else a per-event-loop
-    # httpx2 pool; the adapter could neither read it on trio nor close it itself.
-    client = genai.Client(api_key="k")
-    try:
-        with pytest.raises(ConfigurationError, match="httpx_async_client") as caught:
-            GeminiChatAdapter(client, model=MODEL)
-    finally:
-        client.close()
-    assert caught.value.parameter == "client"
-
-
 @pytest.mark.parametrize(
     ("kwargs", "parameter", "expected"),
     [
@@ -1257,6 +1246,7 @@ class TestGeminiConformance(ServedConformance):
 # --- the example ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_example_streams_from_a_base_url() -> None:
     # Run once rather than per backend: importing the SDK in the subprocess takes
     # seconds. The fake server runs on asyncio here, the example on trio.

@@ -59,6 +59,55 @@ def test_a_missing_response_stream_is_seen(monkeypatch: pytest.MonkeyPatch) -> N
     assert missing() == ["google.genai._api_client.HttpResponse(response_stream=...)"]
 
 
+def test_a_removed_mtls_choice_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(sdk_api_client.BaseApiClient, "_use_mtls_endpoint")
+    monkeypatch.delattr(sdk_api_client, "_has_client_cert")
+    assert missing() == [
+        "BaseApiClient._use_mtls_endpoint",
+        "google.genai._api_client._has_client_cert(ctx)",
+    ]
+
+
+def test_a_moved_credentials_loader_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    def moved(*, project_id: str | None) -> None:
+        del project_id
+
+    monkeypatch.setattr(sdk_api_client, "load_auth", moved)
+    assert missing() == ["google.genai._api_client.load_auth(project)"]
+
+
+def test_attributes_the_constructor_no_longer_sets_are_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def moved(self: Any, **settings: Any) -> None:
+        self._http_options = settings
+        self._async_httpx_client = self._httpx_client = None
+
+    monkeypatch.setattr(sdk_api_client.BaseApiClient, "__init__", moved)
+    assert missing() == [
+        "BaseApiClient._async_httpx_client_args",
+        "BaseApiClient._aiohttp_sessions",
+        "BaseApiClient._async_httpx_use_mtls_endpoint",
+        "BaseApiClient._credentials",
+    ]
+
+
+def test_a_close_that_would_close_the_callers_transport_is_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The adapter drops its copy of a caller's API client unclosed; the copy's close()
+    # and __del__ must still leave alone a client named in the options.
+    def moved(self: Any) -> None:
+        self._httpx_client.close()
+
+    monkeypatch.setattr(sdk_api_client.BaseApiClient, "close", moved)
+    monkeypatch.setattr(sdk_api_client.BaseApiClient, "__del__", moved)
+    assert missing() == [
+        "BaseApiClient.close (guarded by self._http_options.httpx_client)",
+        "BaseApiClient.__del__ (guarded by self._http_options.httpx_client)",
+    ]
+
+
 def test_a_client_without_the_api_client_names_the_installed_version() -> None:
     with pytest.raises(ConfigurationError) as caught:
         api_client(object())

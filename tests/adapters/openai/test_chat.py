@@ -1070,6 +1070,7 @@ class TestOpenAIChatConformance(ServedConformance):
 # --- the example ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_example_streams_from_an_openai_compatible_server() -> None:
     steps = [
         role_chunk(),

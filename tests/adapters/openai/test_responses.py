@@ -1648,6 +1648,7 @@ class TestOpenAIResponsesConformance(ServedConformance):
 # --- the example ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_example_streams_from_the_responses_api(anyio_backend: str) -> None:
     wire = Wire()
     steps = [

@@ -11,7 +11,6 @@ installs the npm packages itself when they are missing; these tests never skip.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tempfile
 from collections.abc import AsyncGenerator, Iterator, Mapping
@@ -33,20 +32,9 @@ pytestmark = pytest.mark.anyio
 JS = Path(__file__).resolve().parents[2] / "js"
 
 
-def _node() -> str:
-    node = shutil.which("node")
-    assert node is not None, "these tests need Node.js (node on PATH); they never skip"
-    return node
-
-
 @pytest.fixture(scope="module")
-def node_server() -> Iterator[str]:
-    """The AI SDK endpoint's base URL; installs the pinned npm packages if missing."""
-    node = _node()
-    if not (JS / "node_modules" / "ai" / "package.json").exists():
-        npm = shutil.which("npm")
-        assert npm is not None, "npm is needed to install tests/js (npm ci --prefix tests/js)"
-        subprocess.run([npm, "ci", "--prefix", str(JS)], check=True, timeout=600)
+def node_server(node: str, node_modules: Path) -> Iterator[str]:
+    """The AI SDK endpoint's base URL."""
     # stderr goes to a file, so that nothing the server logs can ever block it.
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(

@@ -57,6 +57,7 @@ def outcome(run: Any) -> tuple[str, object]:
         return type(exc).__name__, str(exc)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(datas, max_size=6))
 def test_feed_events_is_feed_for_each(data: list[str]) -> None:
