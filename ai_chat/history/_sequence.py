@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from itertools import repeat
+from itertools import islice, repeat
 from operator import sub
 from typing import Any, Final
 
@@ -291,7 +291,7 @@ class Seq:
             new.messages.extend(log.messages[start:size])
             # Every message of a log has its id in ``ids``, in position order: the ids
             # of positions start..size are that slice of the keys.
-            moved = list(log.ids)[start:size]
+            moved = islice(log.ids, start, size)
             new.ids.update(zip(moved, range(start - shift, size - shift), strict=True))
             new.calls.update(_shifted(log.calls, start, size, shift))
             new.results.update(_shifted(log.results, start, size, shift))
